@@ -1,0 +1,129 @@
+"""`Primitive`: one NumPy-level array op and all of its rules in one place.
+
+A primitive is an op of the pyfront dialect (`pyfront.<name>`) with
+- `impl`: the NumPy reference implementation (what the op means);
+- `shape_rule` / `dtype_rule`: result shape and dtype from operand shapes, dtypes and params;
+- `lower`: builds linalg/tensor/arith/math IR for it (see emit.py);
+- `vjp`: its reverse-mode derivative rule (None until the AD issue adds it).
+
+Operands of a primitive already have the dtypes its computation uses: NumPy's
+promotion and Python's weak scalars are resolved by the front end
+(pyfront/semantics.py), which inserts explicit `pyfront.astype` ops. The op
+verifier re-derives the result type from the rules, so a module that
+disagrees with the table is rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from pyfront.dialects.mlir import ir
+from pyfront.dialects.opdef import Attr, OpDef, OpView, register
+from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, shape_of, tensor_dtype, tensor_type
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    summary: str
+    impl: Callable[..., Any]
+    shape_rule: Callable[..., Shape]
+    dtype_rule: Callable[..., np.dtype]
+    lower: Callable[..., ir.Value]
+    arity: int | None  # None: variadic
+    params: tuple[Attr, ...] = ()
+    operand_rule: Callable[..., str | None] | None = None  # extra constraints on operand dtypes
+    vjp: Callable[..., Any] | None = None
+    opdef: OpDef = field(init=False, repr=False, compare=False)
+
+    @property
+    def op_name(self) -> str:
+        return f"pyfront.{self.name}"
+
+    def infer(self, shapes: list[Shape], dtypes: list[np.dtype], params: dict[str, Any]) -> tuple[Shape, np.dtype]:
+        """Result (shape, dtype); raises ValueError/TypeError when NumPy would raise."""
+        if self.operand_rule:
+            msg = self.operand_rule(*dtypes, **params)
+            if msg:
+                raise TypeError(f"{self.name}: {msg}")
+        return tuple(self.shape_rule(*shapes, **params)), np.dtype(self.dtype_rule(*dtypes, **params))
+
+    def build(self, operands: list[ir.Value], *, loc: ir.Location | None = None, **params: Any) -> ir.Value:
+        """Emit `pyfront.<name>` at the current insertion point and return its result."""
+        shapes = [shape_of(v.type) for v in operands]
+        dtypes = [tensor_dtype(v.type) for v in operands]
+        shape, dtype = self.infer(shapes, dtypes, params)
+        return self.opdef.build(operands, [tensor_type(shape, dtype)], loc=loc, **params).result
+
+    def _check(self, v: OpView) -> str | None:
+        types = [o.type for o in v.operands] + [v.result.type]
+        if not all(is_tensor(t) for t in types):
+            return "operands and result must be ranked tensors"
+        if any(tensor_dtype(t) not in SUPPORTED_DTYPES for t in types):
+            return "unsupported element type"
+        try:
+            shape, dtype = self.infer(
+                [shape_of(o.type) for o in v.operands], [tensor_dtype(o.type) for o in v.operands], v.params
+            )
+        except (TypeError, ValueError) as e:
+            return str(e)
+        want = tensor_type(shape, dtype)
+        if want != v.result.type:
+            return f"result type should be {want}, got {v.result.type}"
+        return None
+
+
+_PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(
+    name: str,
+    summary: str,
+    *,
+    impl: Callable[..., Any],
+    shape_rule: Callable[..., Shape],
+    dtype_rule: Callable[..., np.dtype],
+    lower: Callable[..., ir.Value],
+    arity: int | None,
+    params: tuple[Attr, ...] = (),
+    operand_rule: Callable[..., str | None] | None = None,
+) -> Primitive:
+    """Define a primitive and register its op in the dialect."""
+    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule)
+    operands = tuple(f"x{i}" for i in range(arity)) if arity is not None else ("operands*",)
+    opdef = OpDef(prim.op_name, summary, operands=operands, attrs=params, results=("result",), check=prim._check)
+    object.__setattr__(prim, "opdef", register(opdef))
+    _PRIMITIVES[name] = prim
+    return prim
+
+
+def get(name: str) -> Primitive:
+    return _PRIMITIVES[name]
+
+
+def by_op_name(op_name: str) -> Primitive | None:
+    return _PRIMITIVES.get(op_name.removeprefix("pyfront.")) if op_name.startswith("pyfront.") else None
+
+
+def all_primitives() -> list[Primitive]:
+    return list(_PRIMITIVES.values())
+
+
+# Shared rules ---------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def same_dtype(*dtypes: np.dtype, **_: Any) -> np.dtype:
+    return dtypes[0]
+
+
+def operands_agree(*dtypes: np.dtype, **_: Any) -> str | None:
+    return None if len(set(dtypes)) <= 1 else f"operand dtypes differ: {', '.join(map(str, dtypes))}"

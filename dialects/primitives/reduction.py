@@ -1,0 +1,166 @@
+"""Reduction primitives over a static set of axes (`axes`, `keepdims` attributes).
+
+The front end normalizes NumPy's `axis` argument (None, negative, tuple) to a
+sorted tuple of non-negative axes and casts the operand to the accumulation
+dtype NumPy uses (e.g. int32 sums accumulate in int64), so each reduction here
+accumulates in its operand dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyfront.dialects.mlir import arith, ir, linalg
+from pyfront.dialects.opdef import Attr
+from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives.base import primitive, same_dtype
+from pyfront.dialects.types import shape_of, tensor_dtype
+
+PARAMS = (
+    Attr("axes", "i64s", "reduced axes, sorted and non-negative"),
+    Attr("keepdims", "bool", "keep reduced axes with size 1"),
+)
+INT64 = np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+
+
+def reduced_shape(shape, *, axes, keepdims, nonempty: bool = False):
+    if any(not 0 <= a < len(shape) for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"axes {tuple(axes)} out of range for rank {len(shape)}")
+    if nonempty and any(shape[a] == 0 for a in axes):
+        raise ValueError("zero-size array to reduction operation which has no identity")
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _identity(kind: str, dtype: np.dtype):
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dtype == BOOL:
+        return kind == "min"
+    if dtype.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+def _combine(kind: str, dtype: np.dtype):
+    f = dtype.kind == "f"
+    if dtype == BOOL:
+        return {"sum": arith.ori, "prod": arith.andi, "max": arith.ori, "min": arith.andi}[kind]
+    return {
+        "sum": arith.addf if f else arith.addi,
+        "prod": arith.mulf if f else arith.muli,
+        "max": arith.maximumf if f else arith.maxsi,
+        "min": arith.minimumf if f else arith.minsi,
+    }[kind]
+
+
+def _reduce(x: ir.Value, kind: str, axes, keepdims: bool) -> ir.Value:
+    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
+    out_shape = reduced_shape(shape, axes=axes, keepdims=False)
+    init = emit.fill(_identity(kind, dtype), out_shape, dtype)
+    combine = _combine(kind, dtype)
+    (out,) = emit.reduction(x, axes, [init], lambda a: combine(a[0], a[1]))
+    return emit.reshape(out, reduced_shape(shape, axes=axes, keepdims=keepdims)) if keepdims else out
+
+
+def _define(kind: str, impl, nonempty: bool) -> None:
+    primitive(
+        kind,
+        f"NumPy `np.{kind}(x, axis, keepdims=...)` accumulating in the operand dtype.",
+        impl=lambda x, axes, keepdims: impl(x, axis=tuple(axes), keepdims=keepdims),
+        shape_rule=lambda s, axes, keepdims: reduced_shape(s, axes=axes, keepdims=keepdims, nonempty=nonempty),
+        dtype_rule=same_dtype,
+        lower=lambda view, x: _reduce(x, kind, view.axes, view.keepdims),
+        arity=1,
+        params=PARAMS,
+    )
+
+
+_define("sum", np.sum, nonempty=False)
+_define("prod", np.prod, nonempty=False)
+_define("max", np.max, nonempty=True)
+_define("min", np.min, nonempty=True)
+
+
+def _lower_mean(view, x: ir.Value) -> ir.Value:
+    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
+    total = _reduce(x, "sum", view.axes, view.keepdims)
+    count = int(np.prod([shape[a] for a in view.axes], dtype=np.int64))
+    out_shape = shape_of(total.type)
+    return emit.elementwise(
+        [total], out_shape, dtype, lambda a: arith.divf(a[0], emit.scalar_constant(float(count), dtype))
+    )
+
+
+MEAN = primitive(
+    "mean",
+    "NumPy `np.mean(x, axis, keepdims=...)` for float operands: the sum divided by the count.",
+    impl=lambda x, axes, keepdims: np.mean(x, axis=tuple(axes), keepdims=keepdims),
+    shape_rule=lambda s, axes, keepdims: reduced_shape(s, axes=axes, keepdims=keepdims),
+    dtype_rule=same_dtype,
+    lower=_lower_mean,
+    arity=1,
+    params=PARAMS,
+    operand_rule=lambda d, **_: None if d.kind == "f" else "mean needs a float operand",
+)
+
+
+def _lower_arg(view, x: ir.Value, kind: str) -> ir.Value:
+    """First index of the max (min) along one axis; a NaN wins, as in NumPy."""
+    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
+    (axis,) = view.axes
+    out_shape = reduced_shape(shape, axes=(axis,), keepdims=False)
+    best = emit.fill(_identity("max" if kind == "argmax" else "min", dtype), out_shape, dtype)
+    index = emit.fill(-1, out_shape, INT64)
+
+    def body(a):
+        value, best_value, best_index = a
+        i = arith.index_cast(ir.IntegerType.get_signless(64), _linalg_index(axis))
+        if dtype.kind == "f":
+            pred = arith.CmpFPredicate.OGT if kind == "argmax" else arith.CmpFPredicate.OLT
+            better = arith.cmpf(pred, value, best_value)
+            value_nan = arith.cmpf(arith.CmpFPredicate.UNO, value, value)
+            best_nan = arith.cmpf(arith.CmpFPredicate.UNO, best_value, best_value)
+            better = arith.ori(better, arith.andi(value_nan, arith.xori(best_nan, _true())))
+        else:
+            signed = dtype != BOOL
+            pred = ("sgt" if signed else "ugt") if kind == "argmax" else ("slt" if signed else "ult")
+            better = arith.cmpi(getattr(arith.CmpIPredicate, pred), value, best_value)
+        first = arith.cmpi(arith.CmpIPredicate.slt, best_index, arith.constant(best_index.type, 0))
+        take = arith.ori(better, first)
+        return [arith.select(take, value, best_value), arith.select(take, i, best_index)]
+
+    _, out = emit.reduction(x, (axis,), [best, index], body)
+    keep = reduced_shape(shape, axes=(axis,), keepdims=view.keepdims)
+    return emit.reshape(out, keep) if view.keepdims else out
+
+
+def _true() -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(1), 1)
+
+
+def _linalg_index(dim: int) -> ir.Value:
+    return linalg.IndexOp(dim).result
+
+
+def _define_arg(kind: str) -> None:
+    primitive(
+        kind,
+        f"NumPy `np.{kind}(x, axis, keepdims=...)` along exactly one axis; int64 indices.",
+        impl=lambda x, axes, keepdims: getattr(np, kind)(x, axis=axes[0], keepdims=keepdims),
+        shape_rule=lambda s, axes, keepdims: reduced_shape(s, axes=axes, keepdims=keepdims, nonempty=True),
+        dtype_rule=lambda d, **_: INT64,
+        lower=lambda view, x: _lower_arg(view, x, kind),
+        arity=1,
+        params=PARAMS,
+        operand_rule=lambda d, axes, **_: None if len(axes) == 1 else f"{kind} reduces exactly one axis",
+    )
+
+
+_define_arg("argmax")
+_define_arg("argmin")

@@ -1,0 +1,31 @@
+"""pyfront: compile plain imperative Python + NumPy functions speculatively with MLIR and IREE.
+
+    import numpy as np
+    import pyfront
+
+    @pyfront.compile
+    def mlp(x, w1, b1, w2):
+        return np.tanh(x @ w1 + b1) @ w2
+
+    mlp(x, w1, b1, w2)          # the first calls run in the interpreter and are profiled
+    mlp(x, w1, b1, w2)          # later calls run compiled code guarded by what was observed
+    print(pyfront.explain(mlp)) # which variants exist, their guards, why anything ran interpreted
+"""
+
+import os as _os
+
+# In a source checkout dialects/, passes/ and runtime/ sit beside this package
+# (the project's layout); make them importable as pyfront.dialects etc. An
+# installed wheel has them inside the package and needs nothing here.
+_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(__path__[0], "dialects")) and _os.path.isdir(
+    _os.path.join(_root, "dialects")
+):
+    __path__.append(_root)
+
+from pyfront.api import CompiledFunction, compile, explain  # noqa: E402
+from pyfront.config import Config  # noqa: E402
+from pyfront.errors import Unsupported  # noqa: E402
+
+__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain"]
+__version__ = "0.1.0"
