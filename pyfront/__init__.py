@@ -23,9 +23,22 @@ if not _os.path.isdir(_os.path.join(__path__[0], "dialects")) and _os.path.isdir
 ):
     __path__.append(_root)
 
-from pyfront.api import CompiledFunction, compile, explain  # noqa: E402
-from pyfront.config import Config  # noqa: E402
-from pyfront.errors import Unsupported  # noqa: E402
-
-__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain"]
+# The public API loads lazily so that `import pyfront` stays cheap and the
+# compiler's heavy imports happen on first use.
+_EXPORTS = {
+    "CompiledFunction": "pyfront.api",
+    "compile": "pyfront.api",
+    "explain": "pyfront.api",
+    "Config": "pyfront.config",
+    "Unsupported": "pyfront.errors",
+}
+__all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'pyfront' has no attribute {name!r}")

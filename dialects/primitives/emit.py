@@ -100,7 +100,7 @@ def _dense_splat(value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Attribute
 
 def dense(array: np.ndarray) -> ir.Value:
     """A constant tensor holding `array` (any supported dtype)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     t = tensor_type(array.shape, array.dtype)
     if array.size and (array == array.flat[0]).all():
         return arith.constant(t, _dense_splat(array.flat[0], array.dtype, array.shape))

@@ -1,0 +1,183 @@
+"""The JIT API: `pyfront.compile` and `pyfront.explain`.
+
+    @pyfront.compile
+    def predict(x, w, b):
+        return np.tanh(x @ w + b)
+
+The first `Config.profile_calls` calls run in the interpreter under the
+profiler. Then each call is dispatched on its argument key (specialize.py):
+a variant compiled for that key runs if its entry guards hold; a new key
+compiles a new variant (up to `Config.max_variants`); anything the compiler
+cannot handle, or any failed guard, runs the original function in the
+interpreter, so the caller always gets the interpreter's answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import types
+from typing import Any, Callable
+
+from pyfront.config import Config
+from pyfront.errors import Unsupported
+from pyfront.profiler import Profiler
+from pyfront.report import Report, VariantReport
+from pyfront.specialize import key_of
+
+
+class CompiledFunction:
+    """A function whose calls run compiled when its assumptions hold."""
+
+    def __init__(self, fn: Callable, config: Config):
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"pyfront.compile needs a Python function, got {type(fn).__name__}")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.config = config
+        self._lock = threading.RLock()
+        self._variants: dict[Any, list] = {}
+        self._unsupported: dict[Any, str] = {}
+        self._profiler: Profiler | None = None
+        self._report = Report(fn.__qualname__)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        report = self._report
+        with self._lock:
+            report.calls += 1
+        if self.config.disabled:
+            return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
+        if kwargs:
+            return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
+        try:
+            key = tuple(key_of(a) for a in args)
+        except TypeError:
+            return self._interpret("an argument cannot be specialized on", args, kwargs)
+        for variant in self._variants.get(key, ()):
+            result = variant.run(args)
+            if type(result).__name__ != "Deopt":
+                with self._lock:
+                    report.compiled_calls += 1
+                return result
+            self._deopt(variant, result)
+        with self._lock:
+            if report.profiled_calls < self.config.profile_calls:
+                return self._profile(args, kwargs)
+            variant = self._compile(key, args, kwargs)
+        if variant is None:
+            return self._interpret(self._unsupported.get(key, "no compiled variant"), args, kwargs)
+        result = variant.run(args)
+        if type(result).__name__ == "Deopt":
+            self._deopt(variant, result)
+            return self._interpret(f"deopt: {result.reason}", args, kwargs)
+        with self._lock:
+            report.compiled_calls += 1
+        return result
+
+    def _profile(self, args: tuple, kwargs: dict) -> Any:
+        if self._profiler is None:
+            self._profiler = Profiler(self.fn)
+        self._report.profiled_calls += 1
+        self._report.interpreted_calls += 1
+        return self._profiler.run(args, kwargs)
+
+    def _compile(self, key: Any, args: tuple, kwargs: dict):
+        """Compile a variant for `key` (lock held); None if it cannot be compiled."""
+        from pyfront.runtime.jit import compile_variant
+
+        if key in self._unsupported:
+            return None
+        existing = self._variants.get(key)
+        if existing:
+            return None  # its variants' guards failed; the interpreter runs this call
+        if self._report.compilations >= 2 * self.config.max_variants or sum(
+            len(v) for v in self._variants.values()
+        ) >= self.config.max_variants:
+            self._unsupported[key] = f"variant limit reached (max_variants={self.config.max_variants})"
+            return None
+        profile = self._profiler.profile if self._profiler else None
+        try:
+            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile)
+        except Unsupported as e:
+            self._unsupported[key] = str(e)
+            return None
+        self._report.compilations += 1
+        self._variants.setdefault(key, []).append(variant)
+        return variant
+
+    def _deopt(self, variant, deopt) -> None:
+        with self._lock:
+            self._report.deopts += 1
+            self._report.deopt_reasons[f"{deopt.site}: [{deopt.kind}] {deopt.reason}"] += 1
+            if deopt.kind == "state":
+                # Python state the variant was specialized on changed: retire it so
+                # the next call can compile against the new state.
+                variants = self._variants.get(variant.key, [])
+                if variant in variants:
+                    variants.remove(variant)
+
+    def _interpret(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        with self._lock:
+            self._report.interpreted_calls += 1
+            self._report.interpreter_reasons[reason] += 1
+        return self.fn(*args, **kwargs)
+
+    def explain(self) -> Report:
+        with self._lock:
+            r = self._report
+            out = Report(
+                r.name, r.calls, r.compiled_calls, r.interpreted_calls, r.profiled_calls, r.deopts,
+                r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
+                deopt_reasons=r.deopt_reasons.copy(),
+            )
+            for key, variants in self._variants.items():
+                for v in variants:
+                    out.variants.append(VariantReport(_describe_key(key), v.calls, v.compile_seconds,
+                                                      v.cache_hit, v.describe_guards()))
+            if self._profiler:
+                p = self._profiler.profile
+                out.profile_lines = [f"arg{i}: {o.summary()}" for i, o in sorted(p.args.items())]
+                if p.note:
+                    out.profile_lines.append(p.note)
+            return out
+
+
+def _describe_key(key: tuple) -> str:
+    parts = []
+    for k in key:
+        if k and k[0] == "object":
+            parts.append(k[1].__name__)
+        elif k and getattr(k[0], "__name__", "") == "ndarray":
+            parts.append(f"ndarray[{k[1]}, {tuple(k[2])}]")
+        elif k and isinstance(k[0], type) and len(k) >= 2 and k[0] in (int, float, bool, str, type(None)):
+            parts.append(f"{k[0].__name__}={k[1]!r}")
+        else:
+            parts.append(getattr(k[0], "__name__", str(k[0])))
+    return f"({', '.join(parts)})"
+
+
+def compile(fn: Callable | None = None, *, config: Config | None = None, **options: Any):
+    """Compile `fn` speculatively; usable as `compile(fn)`, `@compile` or `@compile(backend="cpu", ...)`.
+
+    Options are the fields of `pyfront.Config` (profile_calls, max_variants, backend, passes, ...).
+    """
+    if config is None:
+        config = Config(**options)
+    elif options:
+        raise TypeError("pass either config= or keyword options, not both")
+    if fn is None:
+        return lambda f: CompiledFunction(f, config)
+    return CompiledFunction(fn, config)
+
+
+def explain(fn: Any) -> Report:
+    """The report of a compiled function (or bound compiled method)."""
+    target = getattr(fn, "__func__", fn)
+    if not isinstance(target, CompiledFunction):
+        raise TypeError(f"explain() needs a function returned by pyfront.compile, got {type(fn).__name__}")
+    return target.explain()

@@ -1,0 +1,37 @@
+"""Configuration of `pyfront.compile`: defaults come from the environment.
+
+    PYFRONT_PROFILE_CALLS   interpreter runs profiled before compiling (default 2)
+    PYFRONT_MAX_VARIANTS    compiled variants kept per function (default 8)
+    PYFRONT_BACKEND         default backend (default "cpu")
+    PYFRONT_DISABLE         "1" runs every call in the interpreter
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Config:
+    profile_calls: int = field(default_factory=lambda: _env_int("PYFRONT_PROFILE_CALLS", 2))
+    max_variants: int = field(default_factory=lambda: _env_int("PYFRONT_MAX_VARIANTS", 8))
+    backend: str = field(default_factory=lambda: os.environ.get("PYFRONT_BACKEND", "cpu"))
+    disabled: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DISABLE", "") == "1")
+    passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
+
+    def __post_init__(self) -> None:
+        if self.profile_calls < 1:
+            raise ValueError("profile_calls must be at least 1")
+        if self.max_variants < 1:
+            raise ValueError("max_variants must be at least 1")

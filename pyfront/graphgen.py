@@ -1,0 +1,727 @@
+"""The speculative graph generator: Python AST -> `func.func` in the pyfront dialect.
+
+One `visit_<Node>` per Python construct (Triton's code generator is the
+model). Values are front-end values (values.py); NumPy semantics live in
+semantics.py and the NumPy API table in numpy_api.py. Every op carries the
+user's file:line as its location, and every `Unsupported` names it.
+
+The generator specializes on the call it compiles for (specialize.py):
+arrays by dtype and shape, Python scalars by value, objects by type. Globals,
+closure cells and module attributes that hold immutable values become
+constants protected by identity guards; arrays and objects in Python state are
+read at call time through deferred-state ops (dialects/core.py). Branches and
+loops on compile-time values are resolved here; helper functions are inlined.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyfront import numpy_api, semantics as S
+from pyfront.dialects import core, verify_module
+from pyfront.dialects.mlir import func, ir, new_context
+from pyfront.dialects.state_path import Path
+from pyfront.dialects.types import object_type, tensor_type
+from pyfront.errors import Unsupported
+from pyfront.guards import MISSING, IdentityGuard, StateGuard
+from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, ScalarSpec, SeqSpec, is_constant, spec_of
+from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
+
+MAX_INLINE_DEPTH = 32
+MAX_STATIC_UNROLL = 256
+
+BINOPS = {
+    ast.Add: (operator.add, np.add), ast.Sub: (operator.sub, np.subtract),
+    ast.Mult: (operator.mul, np.multiply), ast.Div: (operator.truediv, np.true_divide),
+    ast.FloorDiv: (operator.floordiv, np.floor_divide), ast.Mod: (operator.mod, np.remainder),
+    ast.Pow: (operator.pow, np.power), ast.MatMult: (operator.matmul, np.matmul),
+    ast.BitAnd: (operator.and_, np.bitwise_and), ast.BitOr: (operator.or_, np.bitwise_or),
+    ast.BitXor: (operator.xor, np.bitwise_xor),
+}
+UNARYOPS = {
+    ast.USub: (operator.neg, np.negative), ast.UAdd: (operator.pos, None),
+    ast.Invert: (operator.invert, np.invert), ast.Not: (operator.not_, None),
+}
+CMPOPS = {
+    ast.Eq: (operator.eq, np.equal), ast.NotEq: (operator.ne, np.not_equal),
+    ast.Lt: (operator.lt, np.less), ast.LtE: (operator.le, np.less_equal),
+    ast.Gt: (operator.gt, np.greater), ast.GtE: (operator.ge, np.greater_equal),
+    ast.Is: (operator.is_, None), ast.IsNot: (operator.is_not, None),
+    ast.In: (lambda a, b: a in b, None), ast.NotIn: (lambda a, b: a not in b, None),
+}
+# Builtins evaluated at compile time when all their arguments are constants.
+PURE_BUILTINS = {
+    abs, all, any, bool, divmod, float, int, isinstance, len, max, min, pow, range, round, str,
+    sum, tuple, type, zip, enumerate, reversed, sorted, list,
+}
+
+
+@dataclass
+class Graph:
+    """What graph generation produced for one variant."""
+
+    module: ir.Module
+    func_name: str
+    result: Any  # result tree (runtime/results.py interprets it)
+    identity_guards: list[IdentityGuard]
+    state_guards: list[StateGuard]
+    context: ir.Context
+
+
+@dataclass
+class _Frame:
+    fn: types.FunctionType
+    filename: str
+    env: dict[str, Any] = field(default_factory=dict)
+    local_names: frozenset = frozenset()
+
+
+class _Return(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def parse_function(fn: types.FunctionType) -> ast.FunctionDef:
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as e:
+        raise Unsupported(f"source of {fn.__qualname__} is not available ({e})") from None
+    tree = ast.parse(source)
+    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise Unsupported(f"{fn.__qualname__} is not defined by a def statement")
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise Unsupported("async functions are not supported", node)
+    return node
+
+
+def _assigned_names(node: ast.FunctionDef) -> frozenset:
+    """Local variables of a function: parameters and every name bound in its body."""
+    names = {a.arg for a in node.args.args + node.args.posonlyargs + node.args.kwonlyargs}
+    for extra in (node.args.vararg, node.args.kwarg):
+        if extra:
+            names.add(extra.arg)
+    declared_nonlocal = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Global, ast.Nonlocal)):
+            declared_nonlocal.update(sub.names)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+    return frozenset(names - declared_nonlocal)
+
+
+class GraphGenerator(ast.NodeVisitor):
+    """Compiles one call signature of `fn` into a pyfront-dialect module."""
+
+    def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None):
+        self.fn = fn
+        self.profile = profile
+        self.args = args
+        self.kwargs = kwargs
+        self.identity_guards: list[IdentityGuard] = []
+        self.state_guards: list[StateGuard] = []
+        self._guarded: set = set()
+        self.frames: list[_Frame] = []
+        self.block_args: list[tuple[str, ir.Type]] = []
+        self.node: ast.AST | None = None
+
+    # Entry -----------------------------------------------------------------------
+
+    def build(self) -> Graph:
+        fn = self.fn
+        node = parse_function(fn)
+        if self.kwargs:
+            raise Unsupported("keyword arguments at the call are not supported yet", node)
+        ctx = new_context()
+        with ctx, ir.Location.file(fn.__code__.co_filename, node.lineno, node.col_offset):
+            module = ir.Module.create()
+            arg_specs = [spec_of(a) for a in self.args]
+            input_types, input_paths = [], []
+            for i, s in enumerate(arg_specs):
+                self._flatten_inputs(s, Path(f"arg{i}"), input_types, input_paths)
+            name = "".join(c if c.isalnum() else "_" for c in fn.__name__)
+            ftype = ir.FunctionType.get(input_types, [])
+            with ir.InsertionPoint(module.body):
+                f = func.FuncOp(name, ftype)
+            f.attributes["pyfront.inputs"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in input_paths])
+            block = f.add_entry_block()
+            with ir.InsertionPoint(block):
+                values = iter(block.arguments)
+                params = [self._arg_value(s, values, Path(f"arg{i}"), a)
+                          for i, (s, a) in enumerate(zip(arg_specs, self.args))]
+                result = self._call_function(fn, node, params, {})
+                leaves: list[Tensor] = []
+                tree = self._result_tree(result, leaves)
+                func.ReturnOp([t.value for t in leaves])
+            f.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(input_types, [t.value.type for t in leaves])
+            )
+            verify_module(module)
+        return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx)
+
+    def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
+        if isinstance(spec, ArraySpec):
+            types_.append(tensor_type(spec.shape, S.check_dtype(spec.dtype)))
+            paths.append(str(path))
+        elif isinstance(spec, ScalarSpec):
+            types_.append(tensor_type((), S.check_dtype(np.dtype(spec.type))))
+            paths.append(str(path))
+        elif isinstance(spec, SeqSpec):
+            for i, s in enumerate(spec.items):
+                self._flatten_inputs(s, path.item(i), types_, paths)
+        elif isinstance(spec, ObjectSpec):
+            types_.append(object_type())
+            paths.append(str(path))
+
+    def _arg_value(self, spec, values, path: Path, example: Any) -> Any:
+        if isinstance(spec, ArraySpec):
+            return Tensor(next(values), np.ndarray, source=path)
+        if isinstance(spec, ScalarSpec):
+            return Tensor(next(values), spec.type, source=path)
+        if isinstance(spec, SeqSpec):
+            return Seq(tuple(self._arg_value(s, values, path.item(i), e)
+                             for i, (s, e) in enumerate(zip(spec.items, example))), spec.kind)
+        if isinstance(spec, ObjectSpec):
+            self._check_plain_object(example)
+            return Obj(next(values), example, path)
+        return Known(spec.value)
+
+    # Frames and inlining ---------------------------------------------------------
+
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def _call_function(self, fn: types.FunctionType, node: ast.FunctionDef, args: list, kwargs: dict) -> Any:
+        if len(self.frames) >= MAX_INLINE_DEPTH:
+            raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
+        for construct in ast.walk(node):
+            if isinstance(construct, (ast.Yield, ast.YieldFrom)):
+                raise Unsupported("generators (yield) run in the interpreter", construct)
+            if isinstance(construct, (ast.Global, ast.Nonlocal)):
+                raise Unsupported(f"'{type(construct).__name__.lower()}' statements are not supported yet", construct)
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise Unsupported(f"calling {fn.__qualname__}: {e}", node) from None
+        bound.apply_defaults()
+        frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node))
+        for name, value in bound.arguments.items():
+            frame.env[name] = Known(value) if not _is_value(value) else value
+        self.frames.append(frame)
+        try:
+            self._visit_body(node.body)
+            return Known(None)
+        except _Return as r:
+            return r.value
+        except Unsupported as e:
+            raise e.located(self.node, frame.filename)
+        finally:
+            self.frames.pop()
+
+    def _visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit(self, node: ast.AST) -> Any:
+        self.node = node
+        loc = ir.Location.file(self.frame.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        with loc:
+            return super().visit(node)
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        raise Unsupported(f"{type(node).__name__} is not supported by the compiler yet", node)
+
+    # Statements ------------------------------------------------------------------
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant):
+            return  # docstring or bare constant
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Return(self, node: ast.Return) -> None:
+        raise _Return(self.visit(node.value) if node.value else Known(None))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self._assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return
+        self._assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise Unsupported("augmented assignment to attributes or subscripts is not supported yet", node)
+        current = self._load_name(node.target.id, node.target)
+        if isinstance(current, Tensor) and current.pytype is np.ndarray:
+            # In-place on an ndarray: exact as a rebinding only if nothing else can see the array.
+            if current.source is not None or current.view is not None or self._aliased(current):
+                raise Unsupported("in-place update of an array that other names or the caller can see", node)
+            result = self._binop(type(node.op), current, self.visit(node.value))
+            if not isinstance(result, Tensor) or result.dtype != current.dtype or result.shape != current.shape:
+                raise Unsupported("in-place update that changes dtype or shape raises in NumPy", node)
+            self.frame.env[node.target.id] = Tensor(result.value, np.ndarray)
+            return
+        self.frame.env[node.target.id] = self._binop(type(node.op), current, self.visit(node.value))
+
+    def _aliased(self, t: Tensor) -> bool:
+        refs = 0
+        for frame in self.frames:
+            for v in frame.env.values():
+                refs += sum(1 for leaf in _leaves(v) if leaf is t)
+        return refs > 1
+
+    def _assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.frame.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = self._unpack(value, len(target.elts), target)
+            for t, v in zip(target.elts, items):
+                self._assign(t, v)
+        elif isinstance(target, ast.Attribute):
+            obj = self.visit(target.value)
+            if not isinstance(obj, Obj):
+                raise Unsupported(f"assigning attribute {target.attr!r} of {S.describe(obj)}", target)
+            self._check_plain_object(obj.example, setting=True)
+            if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
+                raise Unsupported("only arrays can be stored to attributes by compiled code yet", target)
+            core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
+            self._forget_attr(obj, target.attr, value)
+        else:
+            raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
+
+    def _forget_attr(self, obj: Obj, name: str, value: Tensor) -> None:
+        # Later reads of obj.<name> in this call see the stored value (the local copy).
+        obj_cache = self._attr_cache.setdefault(id(obj.example), {})
+        obj_cache[name] = Tensor(value.value, np.ndarray)
+
+    @property
+    def _attr_cache(self) -> dict:
+        if not hasattr(self, "_attr_cache_"):
+            self._attr_cache_ = {}
+        return self._attr_cache_
+
+    def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
+        if isinstance(value, Seq):
+            items = list(value.items)
+        elif isinstance(value, Known) and isinstance(value.value, (tuple, list)):
+            items = [Known(v) for v in value.value]
+        elif isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim >= 1:
+            items = [S.getitem(value, i) for i in range(value.shape[0])]
+        else:
+            raise Unsupported(f"cannot unpack {S.describe(value)}", node)
+        if len(items) != n:
+            raise Unsupported(f"unpacking {len(items)} values into {n} targets raises ValueError", node)
+        return items
+
+    def visit_If(self, node: ast.If) -> None:
+        test = self.visit(node.test)
+        if not isinstance(test, Known):
+            raise Unsupported("branches on computed values are not supported yet", node)
+        taken = S.fold(bool, test.value).value
+        self._visit_body(node.body if taken else node.orelse)
+
+    def visit_For(self, node: ast.For) -> None:
+        iterable = self.visit(node.iter)
+        if node.orelse:
+            raise Unsupported("for/else is not supported yet", node)
+        if isinstance(iterable, Known):
+            try:
+                items = [Known(v) for v in list(iterable.value)[: MAX_STATIC_UNROLL + 1]]
+            except TypeError as e:
+                raise Unsupported(str(e), node) from None
+        else:
+            items = self._unpack(iterable, len(getattr(iterable, "items", ())) if isinstance(iterable, Seq)
+                                 else (iterable.shape[0] if isinstance(iterable, Tensor) and iterable.ndim else -1), node)
+        if len(items) > MAX_STATIC_UNROLL:
+            raise Unsupported(f"loops of more than {MAX_STATIC_UNROLL} iterations are not supported yet", node)
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Break, ast.Continue)):
+                raise Unsupported("break/continue are not supported yet", sub)
+        for item in items:
+            self._assign(node.target, item)
+            self._visit_body(node.body)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        test = self.visit(node.test)
+        if not isinstance(test, Known) or not S.fold(bool, test.value).value:
+            raise Unsupported("assert on a computed value (or one that fails)", node)
+
+    # Expressions -------------------------------------------------------------------
+
+    def visit_Constant(self, node: ast.Constant) -> Known:
+        return Known(node.value)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return self._load_name(node.id, node)
+
+    def _load_name(self, name: str, node: ast.AST) -> Any:
+        frame = self.frame
+        if name in frame.local_names:
+            if name not in frame.env:
+                raise Unsupported(f"local variable {name!r} referenced before assignment", node)
+            return frame.env[name]
+        fn = frame.fn
+        code = fn.__code__
+        if name in code.co_freevars:
+            cell = fn.__closure__[code.co_freevars.index(name)]
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                raise Unsupported(f"free variable {name!r} referenced before assignment", node) from None
+            return self._state_root(value, Path(f"cell:{name}"), ("cell", cell, name), node)
+        if name in fn.__globals__:
+            return self._state_root(fn.__globals__[name], Path(f"global:{name}"),
+                                    ("item", fn.__globals__, name), node)
+        if hasattr(builtins, name):
+            self._guard(IdentityGuard("item", fn.__globals__, name, MISSING, self._site(node)))
+            return Known(getattr(builtins, name))
+        raise Unsupported(f"name {name!r} is not defined", node)
+
+    def _state_root(self, value: Any, path: Path, where: tuple, node: ast.AST) -> Any:
+        """A global or closure variable: a guarded constant, or state read at call time."""
+        kind, container, name = where
+        seen = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
+        if seen is not None and not seen.stable and is_constant(value):
+            # Specializing on a value that changed between profiled calls would recompile every call.
+            raise Unsupported(f"{path} changed between profiled calls ({seen.summary()})", node)
+        if type(value) is np.ndarray:
+            S.check_dtype(value.dtype)
+            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
+            op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
+            t = op.build([], [tensor_type(value.shape, value.dtype)], name=name).result
+            return Tensor(t, np.ndarray, source=path)
+        self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
+        if is_constant(value) or isinstance(value, np.generic):
+            return Known(value)
+        self._check_plain_object(value)
+        op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
+        return Obj(op.build([], [object_type()], name=name).result, value, path)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.visit(node.value)
+        name = node.attr
+        if isinstance(base, Tensor):
+            if name in numpy_api.ATTRIBUTES:
+                return numpy_api.ATTRIBUTES[name](base)
+            if name in numpy_api.METHODS:
+                return BoundMethod(base, name)
+            raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
+        if isinstance(base, Obj):
+            return self._object_attr(base, name, node)
+        if isinstance(base, Known):
+            value = base.value
+            if isinstance(value, types.ModuleType) or isinstance(value, type):
+                attr = getattr(value, name, MISSING)
+                if attr is MISSING:
+                    raise Unsupported(f"{value.__name__} has no attribute {name!r}", node)
+                self._guard(IdentityGuard("attr", value, name, attr, self._site(node)))
+                return Known(attr)
+            if isinstance(value, (np.ndarray, np.generic)):
+                return self.visit_Attribute_of_tensor(S.to_tensor(base), name, node)
+            return S.fold(getattr, value, name)
+        raise Unsupported(f"attribute {name!r} of {S.describe(base)}", node)
+
+    def visit_Attribute_of_tensor(self, t: Tensor, name: str, node: ast.AST) -> Any:
+        if name in numpy_api.ATTRIBUTES:
+            return numpy_api.ATTRIBUTES[name](t)
+        if name in numpy_api.METHODS:
+            return BoundMethod(t, name)
+        raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
+
+    def _object_attr(self, obj: Obj, name: str, node: ast.AST) -> Any:
+        cached = self._attr_cache.get(id(obj.example), {}).get(name)
+        if cached is not None:
+            return cached
+        example = obj.example
+        cls = type(example)
+        class_attr = inspect.getattr_static(cls, name, MISSING)
+        instance_dict = getattr(example, "__dict__", {})
+        if class_attr is not MISSING and hasattr(type(class_attr), "__set__"):
+            raise Unsupported(f"attribute {name!r} of {cls.__name__} is a data descriptor (e.g. a property)", node)
+        if name in instance_dict:
+            value = instance_dict[name]
+        elif isinstance(class_attr, types.FunctionType):
+            self._guard(IdentityGuard("attr", cls, name, class_attr, self._site(node)))
+            return BoundMethod(obj, name, class_attr)
+        elif class_attr is not MISSING and not hasattr(type(class_attr), "__get__"):
+            value = class_attr
+        else:
+            raise Unsupported(f"attribute {name!r} of {cls.__name__} is not a plain attribute", node)
+        path = obj.path.attr(name)
+        if type(value) is np.ndarray:
+            S.check_dtype(value.dtype)
+            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
+            t = core.LOAD_ATTR.build([obj.value], [tensor_type(value.shape, value.dtype)], name=name).result
+            return Tensor(t, np.ndarray, source=path)
+        if is_constant(value) or isinstance(value, np.generic):
+            self._state_guard(path, ConstSpec(value), node)
+            return Known(value)
+        self._check_plain_object(value)
+        self._state_guard(path, ObjectSpec(type(value)), node)
+        return Obj(core.LOAD_ATTR.build([obj.value], [object_type()], name=name).result, value, path)
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.visit(node.value)
+        key = self.visit(node.slice)
+        if not isinstance(key, Known):
+            raise Unsupported("indexing with a computed index is not supported yet", node)
+        k = key.value
+        if isinstance(base, Known):
+            return S.fold(operator.getitem, base.value, k)
+        if isinstance(base, Seq):
+            return S.fold(operator.getitem, base.items, k).value if type(k) is int else Seq(base.items[k], base.kind)
+        if isinstance(base, Tensor):
+            if base.pytype is not np.ndarray:
+                raise Unsupported("indexing a NumPy scalar is not supported", node)
+            return S.getitem(base, k)
+        raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)
+
+    def visit_Slice(self, node: ast.Slice) -> Known:
+        parts = [self.visit(p) if p is not None else Known(None) for p in (node.lower, node.upper, node.step)]
+        if not all(isinstance(p, Known) for p in parts):
+            raise Unsupported("slice bounds must be compile-time values", node)
+        return Known(slice(*(p.value for p in parts)))
+
+    def visit_Tuple(self, node: ast.Tuple) -> Any:
+        return self._sequence(node.elts, tuple)
+
+    def visit_List(self, node: ast.List) -> Any:
+        return self._sequence(node.elts, list)
+
+    def _sequence(self, elts: list[ast.expr], kind: type) -> Any:
+        if any(isinstance(e, ast.Starred) for e in elts):
+            raise Unsupported("starred expressions are not supported yet", elts[0])
+        items = tuple(self.visit(e) for e in elts)
+        if kind is tuple and all(isinstance(i, Known) for i in items):
+            return Known(tuple(i.value for i in items))
+        return Seq(items, kind)
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return self._binop(type(node.op), self.visit(node.left), self.visit(node.right))
+
+    def _binop(self, op: type, left: Any, right: Any) -> Any:
+        if op not in BINOPS:
+            raise Unsupported(f"operator {op.__name__} is not supported yet")
+        pyop, uf = BINOPS[op]
+        if isinstance(left, Known) and isinstance(right, Known):
+            return S.fold(pyop, left.value, right.value)
+        if isinstance(left, Seq) or isinstance(right, Seq):
+            raise Unsupported(f"{op.__name__} on tuples/lists of arrays is not supported yet")
+        if op is ast.MatMult:
+            return S.matmul(left, right)
+        if op is ast.Pow:
+            return S.power(left, right)
+        return S.ufunc(uf, left, right)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.visit(node.operand)
+        pyop, uf = UNARYOPS[type(node.op)]
+        if isinstance(operand, Known):
+            return S.fold(pyop, operand.value)
+        if isinstance(node.op, ast.UAdd) and isinstance(operand, Tensor):
+            return Tensor(operand.value, operand.pytype)  # +x is a copy
+        if uf is None:
+            raise Unsupported("truth value of a computed array (not) is not supported yet", node)
+        return S.ufunc(uf, operand)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            left = self.visit(node.left)
+            rights = [self.visit(c) for c in node.comparators]
+            if all(isinstance(v, Known) for v in [left] + rights):
+                result = True
+                for op, r in zip(node.ops, rights):
+                    result = result and CMPOPS[type(op)][0](left.value, r.value)
+                    left = r
+                return Known(result)
+            raise Unsupported("chained comparisons of arrays are not supported", node)
+        left, right = self.visit(node.left), self.visit(node.comparators[0])
+        pyop, uf = CMPOPS[type(node.ops[0])]
+        if isinstance(left, Known) and isinstance(right, Known):
+            return S.fold(pyop, left.value, right.value)
+        if uf is None:
+            raise Unsupported(f"{type(node.ops[0]).__name__} on computed values is not supported yet", node)
+        return S.ufunc(uf, left, right)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        result = None
+        for value_node in node.values:
+            v = self.visit(value_node)
+            if not isinstance(v, Known):
+                raise Unsupported("and/or on computed values is not supported yet", node)
+            result = v
+            truth = S.fold(bool, v.value).value
+            if isinstance(node.op, ast.And) and not truth or isinstance(node.op, ast.Or) and truth:
+                return v
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        test = self.visit(node.test)
+        if not isinstance(test, Known):
+            raise Unsupported("conditional expressions on computed values are not supported yet", node)
+        return self.visit(node.body if S.fold(bool, test.value).value else node.orelse)
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        callee = self.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                value = self.visit(a.value)
+                if isinstance(value, Seq):
+                    args.extend(value.items)
+                elif isinstance(value, Known):
+                    args.extend(Known(v) for v in value.value)
+                else:
+                    raise Unsupported("*args of a computed value", a)
+            else:
+                args.append(self.visit(a))
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise Unsupported("**kwargs in calls are not supported yet", node)
+            kwargs[kw.arg] = self.visit(kw.value)
+        return self._call(callee, args, kwargs, node)
+
+    def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
+        if isinstance(callee, BoundMethod):
+            if callee.function is not None:
+                return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
+            handler = numpy_api.METHODS[callee.name]
+            return self._apply(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}")
+        if not isinstance(callee, Known):
+            raise Unsupported(f"calling {S.describe(callee)} is not supported", node)
+        fn = callee.value
+        if _hashable(fn) and fn in numpy_api.FUNCTIONS:
+            return self._apply(numpy_api.FUNCTIONS[fn], args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
+        if fn is float and len(args) == 1 and isinstance(args[0], Tensor):
+            t = args[0]
+            if t.ndim != 0:
+                raise Unsupported("float() of an array with more than one element", node)
+            return S.astype(t, np.dtype(np.float64), float)
+        if all(isinstance(a, Known) for a in args + list(kwargs.values())):
+            if _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic))):
+                return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+        if _hashable(fn) and fn in (len,) and len(args) == 1 and isinstance(args[0], (Tensor, Seq)):
+            a = args[0]
+            if isinstance(a, Seq):
+                return Known(len(a.items))
+            if a.ndim == 0:
+                raise Unsupported("len() of unsized object", node)
+            return Known(a.shape[0])
+        if isinstance(fn, type) and issubclass(fn, np.generic) and len(args) == 1 and isinstance(args[0], Tensor):
+            t = args[0]
+            if t.ndim != 0:
+                raise Unsupported(f"{fn.__name__}() of an array", node)
+            return S.astype(t, np.dtype(fn), fn)
+        if isinstance(fn, types.FunctionType):
+            return self._inline(fn, args, kwargs, node)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+            raise Unsupported(f"calling bound method {fn.__qualname__} of a constant object", node)
+        raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)!r} is not supported by the compiler", node)
+
+    def _apply(self, handler, args: list, kwargs: dict, name: str) -> Any:
+        try:
+            inspect.signature(handler).bind(*args, **kwargs)
+        except TypeError as e:
+            raise Unsupported(f"{name}: unsupported arguments ({e})") from None
+        return handler(*args, **kwargs)
+
+    def _inline(self, fn: types.FunctionType, args: list, kwargs: dict, node: ast.AST) -> Any:
+        if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise Unsupported(f"{fn.__qualname__} is a generator or coroutine", node)
+        callee_node = parse_function(fn)
+        saved = self.node
+        try:
+            return self._call_function(fn, callee_node, args, kwargs)
+        finally:
+            self.node = saved
+
+    # Guards --------------------------------------------------------------------------
+
+    def _site(self, node: ast.AST | None) -> str:
+        return f"{self.frame.filename}:{getattr(node, 'lineno', '?')}"
+
+    def _guard(self, g: IdentityGuard) -> None:
+        key = (g.kind, id(g.container), g.name)
+        if key not in self._guarded:
+            self._guarded.add(key)
+            self.identity_guards.append(g)
+
+    def _state_guard(self, path: Path, spec, node: ast.AST) -> None:
+        key = ("state", str(path))
+        if key not in self._guarded:
+            self._guarded.add(key)
+            self.state_guards.append(StateGuard(path, spec, self._site(node)))
+
+    def _check_plain_object(self, value: Any, setting: bool = False) -> None:
+        cls = type(value)
+        if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
+            raise Unsupported(f"objects of {cls.__name__} customize attribute access")
+        if setting and cls.__setattr__ is not object.__setattr__:
+            raise Unsupported(f"objects of {cls.__name__} customize attribute assignment")
+        if not hasattr(value, "__dict__"):
+            raise Unsupported(f"{cls.__name__} objects have no __dict__")
+
+    # Results ---------------------------------------------------------------------------
+
+    def _result_tree(self, value: Any, leaves: list[Tensor]) -> Any:
+        from pyfront.runtime import results as R
+
+        if isinstance(value, Known):
+            return R.Const(value.value)
+        if isinstance(value, Obj):
+            return R.Input(value.path)
+        if isinstance(value, Seq):
+            return R.Node(value.kind, tuple(self._result_tree(v, leaves) for v in value.items))
+        if isinstance(value, Tensor):
+            if value.source is not None:
+                return R.Input(value.source)  # the very object the caller passed or stored
+            if value.view is not None:
+                return R.ViewOf(self._result_tree(value.view.base, leaves), value.view.replay)
+            for i, leaf in enumerate(leaves):
+                if leaf is value:
+                    return R.Output(i, value.pytype)
+            leaves.append(value)
+            return R.Output(len(leaves) - 1, value.pytype)
+        raise Unsupported(f"returning {S.describe(value)} is not supported yet")
+
+
+def _is_value(v: Any) -> bool:
+    return isinstance(v, (Known, Tensor, Obj, Seq, BoundMethod))
+
+
+def _leaves(v: Any):
+    if isinstance(v, Seq):
+        for i in v.items:
+            yield from _leaves(i)
+    else:
+        yield v
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None) -> Graph:
+    return GraphGenerator(fn, args, kwargs, profile).build()

@@ -1,0 +1,72 @@
+"""Entry guards: host-side checks of what a compiled variant assumed.
+
+Argument types/dtypes/shapes/values are covered by the dispatch key
+(specialize.py). The guards here cover the rest of the Python state the graph
+depends on: the identity of globals, closure cells and module or class
+attributes that were compiled as constants, and the type/dtype/shape of state
+(attributes, globals) that the compiled code reads at call time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyfront.dialects.state_path import Path
+from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, Spec
+
+MISSING = object()
+
+
+@dataclass(frozen=True, eq=False)
+class IdentityGuard:
+    """`container[name]` (a dict) or `getattr(container, name)` or a cell's contents is `expected`."""
+
+    kind: str  # "item" | "attr" | "cell"
+    container: Any
+    name: str
+    expected: Any
+    site: str
+
+    def holds(self) -> bool:
+        if self.kind == "item":
+            return self.container.get(self.name, MISSING) is self.expected
+        if self.kind == "attr":
+            return getattr(self.container, self.name, MISSING) is self.expected
+        try:
+            return self.container.cell_contents is self.expected
+        except ValueError:  # empty cell
+            return False
+
+    def describe(self) -> str:
+        what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}", "cell": f"closure variable {self.name!r}"}
+        return f"{what[self.kind]} is the same object as at compile time"
+
+
+@dataclass(frozen=True, eq=False)
+class StateGuard:
+    """The value at `path`, read at call time, matches `spec` (arrays: dtype and shape)."""
+
+    path: Path
+    spec: Spec
+    site: str
+
+    def holds_for(self, value: Any) -> bool:
+        s = self.spec
+        if isinstance(s, ArraySpec):
+            return type(value) is np.ndarray and value.dtype == s.dtype and value.shape == s.shape
+        if isinstance(s, ObjectSpec):
+            return type(value) is s.type
+        if isinstance(s, ConstSpec):
+            return value is s.value
+        return False
+
+    def describe(self) -> str:
+        s = self.spec
+        if isinstance(s, ArraySpec):
+            return f"{self.path} is an ndarray of {s.dtype} {s.shape}"
+        if isinstance(s, ObjectSpec):
+            return f"{self.path} is a {s.type.__name__}"
+        return f"{self.path} is {s.value!r}"[:100]

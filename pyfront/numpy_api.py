@@ -1,0 +1,219 @@
+"""The NumPy API the compiler understands: functions, ndarray methods and attributes.
+
+Each entry maps a NumPy callable (or an ndarray method name) to a handler with
+NumPy's own signature, so Python binds positional and keyword arguments
+exactly as NumPy would; a keyword NumPy accepts but the compiler does not
+(`out=`, `where=`, ...) is rejected by the binding and reported. Handlers get
+front-end values (values.py) and return one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from pyfront import semantics as S
+from pyfront.errors import Unsupported
+from pyfront.values import Known, Seq, Tensor
+
+FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+METHODS: dict[str, Callable[..., Any]] = {}
+
+
+def known(v: Any, what: str = "argument") -> Any:
+    """The compile-time value of a parameter such as `axis` or `shape`."""
+    if isinstance(v, Known):
+        return v.value
+    if isinstance(v, Seq) and all(isinstance(i, Known) for i in v.items):
+        return v.kind(i.value for i in v.items)
+    raise Unsupported(f"{what} must be a compile-time constant")
+
+
+def items(v: Any) -> list[Any]:
+    if isinstance(v, Seq):
+        return list(v.items)
+    if isinstance(v, Known) and isinstance(v.value, (tuple, list)):
+        return [Known(i) for i in v.value]
+    raise Unsupported("expected a tuple or list of arrays")
+
+
+def implements(*targets: Any, method: str | None = None):
+    def register(fn):
+        for t in targets:
+            FUNCTIONS[t] = fn
+        if method:
+            METHODS[method] = fn
+        return fn
+    return register
+
+
+# Ufuncs: every ufunc the primitive table lowers is callable as np.<name>.
+for _uf in S.UFUNC_PRIMITIVE:
+    FUNCTIONS[_uf] = (lambda uf: lambda *args: S.ufunc(uf, *args))(_uf)
+FUNCTIONS[np.power] = S.power
+
+
+@implements(np.matmul)
+def _matmul(a, b):
+    return S.matmul(a, b)
+
+
+@implements(np.dot, method="dot")
+def _dot(a, b):
+    return S.dot(a, b)
+
+
+@implements(np.where)
+def _where(condition, x, y):
+    return S.where(condition, x, y)
+
+
+@implements(np.clip, method="clip")
+def _clip(a, a_min=Known(None), a_max=Known(None)):
+    return S.clip(a, a_min, a_max)
+
+
+def _reduction(kind: str):
+    def handler(a, axis=Known(None), dtype=Known(None), keepdims=Known(False)):
+        return S.reduce(kind, a, known(axis, "axis"), known(keepdims, "keepdims"), known(dtype, "dtype"))
+    return handler
+
+
+def _arg_reduction(kind: str):
+    def handler(a, axis=Known(None), keepdims=Known(False)):
+        return S.reduce(kind, a, known(axis, "axis"), known(keepdims, "keepdims"))
+    return handler
+
+
+for _kind in ("sum", "prod", "max", "min", "mean"):
+    implements(getattr(np, _kind), method=_kind)(_reduction(_kind))
+implements(np.amax)(_reduction("max"))
+implements(np.amin)(_reduction("min"))
+for _kind in ("argmax", "argmin"):
+    implements(getattr(np, _kind), method=_kind)(_arg_reduction(_kind))
+
+
+@implements(np.reshape)
+def _reshape(a, shape):
+    return S.reshape(a, _shape(known(shape, "shape")))
+
+
+def _reshape_method(a, *shape):
+    values = [known(s, "shape") for s in shape]
+    return S.reshape(a, _shape(values[0] if len(values) == 1 else tuple(values)))
+
+
+METHODS["reshape"] = _reshape_method
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+@implements(np.transpose)
+def _transpose(a, axes=Known(None)):
+    return S.transpose(a, known(axes, "axes"))
+
+
+def _transpose_method(a, *axes):
+    values = [known(x, "axes") for x in axes]
+    if not values or values == [None]:
+        return S.transpose(a)
+    return S.transpose(a, values[0] if len(values) == 1 and not isinstance(values[0], int) else values)
+
+
+METHODS["transpose"] = _transpose_method
+
+
+@implements(np.expand_dims)
+def _expand_dims(a, axis):
+    return S.expand_dims(a, known(axis, "axis"))
+
+
+@implements(np.squeeze, method="squeeze")
+def _squeeze(a, axis=Known(None)):
+    return S.squeeze(a, known(axis, "axis"))
+
+
+@implements(np.broadcast_to)
+def _broadcast_to(array, shape):
+    return S.broadcast_to(array, _shape(known(shape, "shape")))
+
+
+@implements(np.concatenate)
+def _concatenate(arrays, axis=Known(0)):
+    return S.concatenate(items(arrays), known(axis, "axis"))
+
+
+@implements(np.stack)
+def _stack(arrays, axis=Known(0)):
+    return S.stack(items(arrays), known(axis, "axis"))
+
+
+def _astype(a, dtype):
+    return S.astype(S.to_tensor(a), np.dtype(known(dtype, "dtype")))
+
+
+METHODS["astype"] = _astype
+
+
+@implements(np.array, np.asarray)
+def _array(a, dtype=Known(None)):
+    t = S.to_tensor(a)
+    dt = known(dtype, "dtype")
+    # np.array(x) copies and returns an ndarray even for a NumPy scalar.
+    return S.astype(t, np.dtype(dt) if dt is not None else t.dtype, np.ndarray)
+
+
+def _copy(a):
+    t = S.to_tensor(a)
+    return Tensor(t.value, t.pytype)
+
+
+METHODS["copy"] = _copy
+FUNCTIONS[np.copy] = _copy
+
+
+def _creation(fill_value: Any):
+    def handler(shape, dtype=Known(float)):
+        return S.fold(np.full, known(shape, "shape"), fill_value, known(dtype, "dtype"))
+    return handler
+
+
+FUNCTIONS[np.zeros] = _creation(0)
+FUNCTIONS[np.ones] = _creation(1)
+
+
+@implements(np.full)
+def _full(shape, fill_value, dtype=Known(None)):
+    return S.fold(np.full, known(shape, "shape"), known(fill_value, "fill_value"), known(dtype, "dtype"))
+
+
+def _like(fill_value: Any):
+    def handler(a, dtype=Known(None)):
+        t = S.to_tensor(a)
+        dt = known(dtype, "dtype")
+        return S.full(t.shape, fill_value, np.dtype(dt) if dt is not None else t.dtype)
+    return handler
+
+
+FUNCTIONS[np.zeros_like] = _like(0)
+FUNCTIONS[np.ones_like] = _like(1)
+
+
+@implements(np.full_like)
+def _full_like(a, fill_value, dtype=Known(None)):
+    t = S.to_tensor(a)
+    dt = known(dtype, "dtype")
+    return S.full(t.shape, known(fill_value, "fill_value"), np.dtype(dt) if dt is not None else t.dtype)
+
+
+# Array attributes that are compile-time facts, and those that compute.
+ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
+    "shape": lambda t: Known(t.shape),
+    "ndim": lambda t: Known(t.ndim),
+    "size": lambda t: Known(int(np.prod(t.shape, dtype=np.int64))),
+    "dtype": lambda t: Known(t.dtype),
+    "T": lambda t: S.transpose(t),
+}

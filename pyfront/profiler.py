@@ -1,0 +1,183 @@
+"""The profiler: runs a function in the interpreter and records what it saw.
+
+For every profiled call it records each argument's type, dtype, shape and (for
+Python scalars, bools, None, strings and tuples of these) value; and, per AST
+site, the same facts about the values of global and closure names, attribute
+reads, subscripts and calls. Sites are recorded by running an instrumented
+copy of the function: its AST with each interesting expression wrapped in an
+observer call that returns the value unchanged, compiled with the original
+globals and closure cells, so the call has the interpreter's semantics.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from pyfront.errors import Unsupported
+from pyfront.graphgen import parse_function
+
+_OBSERVER = "__pyfront_observe__"
+_MAX_VALUES = 8
+
+
+def describe_value(value: Any) -> tuple:
+    """(type, dtype, shape, value) with value only for small immutable Python values."""
+    t = type(value)
+    if t is np.ndarray:
+        return (t, value.dtype, value.shape, None)
+    if isinstance(value, np.generic):
+        return (t, value.dtype, (), None)
+    if t in (int, float, bool, str, type(None)) or (t is tuple and len(value) <= 8 and all(
+        type(v) in (int, float, bool, str, type(None)) for v in value
+    )):
+        return (t, None, None, value)
+    return (t, None, None, ("id", id(value)))
+
+
+@dataclass
+class Observation:
+    """What one argument or site produced over the profiled calls."""
+
+    count: int = 0
+    facts: Counter = field(default_factory=Counter)
+
+    def add(self, value: Any) -> None:
+        self.count += 1
+        fact = describe_value(value)
+        if fact in self.facts or len(self.facts) < _MAX_VALUES:
+            self.facts[fact] += 1
+
+    @property
+    def stable(self) -> bool:
+        """One type, dtype, shape and value (or identity) in every observation."""
+        return len(self.facts) == 1
+
+    def summary(self) -> str:
+        parts = []
+        for (t, dtype, shape, value), n in self.facts.most_common(3):
+            if dtype is not None:
+                parts.append(f"{t.__name__} {dtype}{list(shape) if shape else ''}")
+            elif isinstance(value, tuple) and value[:1] == ("id",):
+                parts.append(t.__name__)
+            else:
+                parts.append(f"{t.__name__} {value!r}"[:40])
+        more = "" if len(self.facts) <= 3 else f" (+{len(self.facts) - 3} more)"
+        return ", ".join(parts) + more
+
+
+@dataclass
+class Profile:
+    calls: int = 0
+    args: dict[int, Observation] = field(default_factory=dict)
+    sites: dict[tuple, Observation] = field(default_factory=dict)  # (lineno, col, kind, text) -> obs
+    instrumented: bool = True
+    note: str = ""
+
+    def site(self, node: ast.AST) -> Observation | None:
+        return self.sites.get(_site_key(node))
+
+
+def _site_key(node: ast.AST) -> tuple:
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__)
+
+
+class _Instrument(ast.NodeTransformer):
+    """Wrap observed expressions: `e` becomes `__pyfront_observe__(site, e)`."""
+
+    def __init__(self, local_names: frozenset):
+        self.local_names = local_names
+        self.sites: list[tuple] = []
+
+    def _wrap(self, node: ast.expr) -> ast.expr:
+        key = _site_key(node)
+        self.sites.append(key)
+        call = ast.Call(ast.Name(_OBSERVER, ast.Load()), [ast.Constant(key), node], [])
+        return ast.copy_location(call, node)
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id not in self.local_names:
+            return self._wrap(node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        self.generic_visit(node)
+        return self._wrap(node) if isinstance(node.ctx, ast.Load) else node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        return self._wrap(node) if isinstance(node.ctx, ast.Load) else node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        return self._wrap(node)
+
+    # Nested functions and lambdas have their own scopes; leave them alone.
+    def visit_FunctionDef(self, node):
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+
+def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
+    """A copy of `fn` that records its sites into `profile`; same globals, closure and defaults."""
+    from pyfront.graphgen import _assigned_names
+
+    node = parse_function(fn)
+    node.decorator_list = []
+    body_node = _Instrument(_assigned_names(node))
+    for i, stmt in enumerate(node.body):
+        node.body[i] = body_node.visit(stmt)
+    freevars = fn.__code__.co_freevars
+    factory = ast.FunctionDef(
+        name="__pyfront_factory__",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER,) + freevars],
+                           kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
+        decorator_list=[],
+    )
+    module = ast.fix_missing_locations(ast.Module([factory], type_ignores=[]))
+    code = compile(module, fn.__code__.co_filename, "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fn.__name__)
+
+    def observe(key, value):
+        obs = profile.sites.get(key)
+        if obs is None:
+            obs = profile.sites[key] = Observation()
+        obs.add(value)
+        return value
+
+    cells = dict(zip(freevars, fn.__closure__ or ()))
+    cells[_OBSERVER] = types.CellType(observe)
+    closure = tuple(cells[name] for name in inner.co_freevars)
+    copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
+class Profiler:
+    """Profiles the first calls of one function."""
+
+    def __init__(self, fn: types.FunctionType):
+        self.fn = fn
+        self.profile = Profile()
+        try:
+            self._instrumented = instrument(fn, self.profile)
+        except (Unsupported, SyntaxError, StopIteration, ValueError, KeyError) as e:
+            self._instrumented = fn
+            self.profile.instrumented = False
+            self.profile.note = f"site profiling unavailable: {e}"
+
+    def run(self, args: tuple, kwargs: dict) -> Any:
+        """Run one call in the interpreter, recording arguments and sites."""
+        self.profile.calls += 1
+        for i, a in enumerate(args):
+            self.profile.args.setdefault(i, Observation()).add(a)
+        return self._instrumented(*args, **kwargs)

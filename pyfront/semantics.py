@@ -1,0 +1,435 @@
+"""NumPy and Python semantics on front-end values: promotion, broadcasting, result types.
+
+This is the one place that decides dtypes and Python result types. Every
+operation either
+- folds, when all operands are `Known`, by running NumPy/Python itself; or
+- resolves dtypes with NumPy's own machinery (`ufunc.resolve_dtypes`, which
+  treats Python scalars as weak, NEP 50), inserts explicit casts, and emits a
+  primitive whose operands already share the compute dtype.
+Anything NumPy would answer with an exception or a warning that compiled code
+cannot reproduce raises `Unsupported`, and the call stays in the interpreter.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from pyfront.dialects.core import GUARD
+from pyfront.dialects.mlir import ir
+from pyfront.dialects.primitives import emit, get
+from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
+from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
+from pyfront.errors import Unsupported
+from pyfront.values import Known, Seq, Tensor, View
+
+UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, _) in table.items()}
+BOOL = np.dtype(np.bool_)
+FLOAT64 = np.dtype(np.float64)
+
+
+def fold(fn, *args, **kwargs) -> Known:
+    """Evaluate `fn` on compile-time values with the interpreter's exact semantics.
+
+    A warning at compile time would be lost at run time, and an exception must
+    be raised by the call itself, so both make the construct unsupported.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return Known(fn(*args, **kwargs))
+        except Exception as e:  # noqa: BLE001 - any exception of the user's code
+            raise Unsupported(f"{getattr(fn, '__name__', fn)} raises {type(e).__name__}: {e}") from None
+
+
+def check_dtype(dtype: np.dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype not in SUPPORTED_DTYPES:
+        raise Unsupported(f"dtype {dtype} is not supported by the compiler yet")
+    return dtype
+
+
+def result_pytype(shape: tuple[int, ...], dtype: np.dtype) -> type:
+    """What a ufunc-like NumPy operation returns: an array, or a NumPy scalar when 0-d."""
+    return np.ndarray if len(shape) else np.dtype(dtype).type
+
+
+# Conversion to tensors -------------------------------------------------------
+
+
+def constant(value: Any, dtype: np.dtype | None = None) -> Tensor:
+    """A compile-time value as a constant tensor (Python scalars need an explicit dtype)."""
+    array = np.asarray(value, dtype=dtype)
+    check_dtype(array.dtype)
+    pytype = np.ndarray if isinstance(value, np.ndarray) else array.dtype.type
+    return Tensor(emit.dense(array), pytype)
+
+
+def to_tensor(v: Any) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, Known) and isinstance(v.value, (np.ndarray, np.generic)):
+        return constant(v.value)
+    raise Unsupported(f"expected an array, got {describe(v)}")
+
+
+def describe(v: Any) -> str:
+    if isinstance(v, Known):
+        return f"{type(v.value).__name__} {v.value!r}"[:80]
+    if isinstance(v, Tensor):
+        return f"{v.pytype.__name__} of {v.dtype} {v.shape}"
+    if isinstance(v, Seq):
+        return v.kind.__name__
+    return type(v).__name__
+
+
+def astype(t: Tensor, dtype: np.dtype, pytype: type | None = None) -> Tensor:
+    dtype = check_dtype(dtype)
+    pytype = pytype or t.pytype
+    if t.dtype == dtype:
+        return Tensor(t.value, pytype)
+    return Tensor(get("astype").build([t.value], dtype=dtype.name), pytype)
+
+
+def _weak_dtype(v: Any):
+    """The dtype NumPy's promotion sees for an operand (Python scalars are weak)."""
+    if isinstance(v, Tensor):
+        return {float: float, int: int, bool: BOOL}.get(v.pytype, v.dtype)
+    value = v.value
+    if type(value) is bool:
+        return BOOL
+    if type(value) in (int, float):
+        return type(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    raise Unsupported(f"NumPy operand of type {type(value).__name__} is not supported")
+
+
+def _cast_operand(v: Any, dtype: np.dtype) -> ir.Value:
+    if isinstance(v, Tensor):
+        return astype(v, dtype).value
+    value = v.value
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.kind == "i":
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise Unsupported(f"Python int {value} does not fit {dtype}")
+    return emit.dense(np.asarray(value, dtype=dtype))
+
+
+# Ufuncs ------------------------------------------------------------------------
+
+
+def ufunc(uf: np.ufunc, *operands: Any) -> Any:
+    """Apply a NumPy ufunc (one output) to front-end values."""
+    if all(isinstance(o, Known) for o in operands):
+        return fold(uf, *(o.value for o in operands))
+    if uf not in UFUNC_PRIMITIVE:
+        raise Unsupported(f"np.{uf.__name__} is not supported by the compiler yet")
+    if all(_is_python_scalar(o) for o in operands):
+        raise Unsupported(f"Python scalar arithmetic ({uf.__name__}) on computed values is not supported yet")
+    try:
+        loop = uf.resolve_dtypes(tuple(_weak_dtype(o) for o in operands) + (None,))
+    except Exception as e:  # noqa: BLE001 - NumPy's type errors
+        raise Unsupported(f"np.{uf.__name__}: {e}") from None
+    in_dtypes = [check_dtype(d) for d in loop[: uf.nin]]
+    out_dtype = check_dtype(loop[-1])
+    values = [_cast_operand(o, d) for o, d in zip(operands, in_dtypes)]
+    name = UFUNC_PRIMITIVE[uf]
+    if uf is np.power and in_dtypes[0].kind != "f":
+        raise Unsupported("integer power is not supported by the compiler yet")
+    if uf in (np.floor_divide, np.remainder) and in_dtypes[1].kind == "i":
+        divisor = values[1]
+        nonzero = get("not_equal").build([divisor, emit.dense(np.zeros((), in_dtypes[1]))])
+        all_nonzero = reduce_all(nonzero)
+        GUARD.build([all_nonzero], [], kind="value", reason="integer division by zero (NumPy warns)",
+                    site=_site())
+    result = get(name).build(values)
+    assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
+    shape = Tensor(result, np.ndarray).shape
+    return Tensor(result, result_pytype(shape, out_dtype))
+
+
+def _is_python_scalar(v: Any) -> bool:
+    if isinstance(v, Known):
+        return type(v.value) in (int, float, bool)
+    return isinstance(v, Tensor) and v.is_python_scalar
+
+
+def reduce_all(flags: ir.Value) -> ir.Value:
+    """A 0-d bool tensor: every element of the bool tensor `flags` is true."""
+    t = Tensor(flags, np.ndarray)
+    return get("min").build([flags], axes=tuple(range(t.ndim)), keepdims=False) if t.ndim else flags
+
+
+def _site() -> str:
+    loc = ir.Location.current
+    return str(loc).removeprefix("loc(").removesuffix(")").replace('"', "")
+
+
+def power(base: Any, exponent: Any) -> Any:
+    """`base ** exponent` for arrays, with NumPy's fast paths for scalar exponents."""
+    if isinstance(base, Tensor) and base.pytype is np.ndarray and isinstance(exponent, Known):
+        e = exponent.value
+        if type(e) in (int, float) and e == 2:
+            return ufunc(np.square, base)
+    return ufunc(np.power, base, exponent)
+
+
+def where(cond: Any, x: Any, y: Any) -> Any:
+    if all(isinstance(o, Known) for o in (cond, x, y)):
+        return fold(np.where, cond.value, x.value, y.value)
+    c = astype(to_tensor(cond) if not isinstance(cond, Known) else constant(cond.value), BOOL)
+    try:
+        dtype = check_dtype(np.result_type(*(o.value if isinstance(o, Known) and type(o.value) in (int, float)
+                                              else _weak_dtype(o) for o in (x, y))))
+    except TypeError as e:
+        raise Unsupported(f"np.where: {e}") from None
+    xs = [_cast_operand(o, dtype) for o in (x, y)]
+    result = get("where").build([c.value] + xs)
+    return Tensor(result, np.ndarray)
+
+
+def clip(a: Any, lo: Any, hi: Any) -> Any:
+    if any(isinstance(b, Known) and b.value is None for b in (lo, hi)):
+        out = a
+        if not (isinstance(lo, Known) and lo.value is None):
+            out = ufunc(np.maximum, out, lo)
+        if not (isinstance(hi, Known) and hi.value is None):
+            out = ufunc(np.minimum, out, hi)
+        return out
+    return ufunc(np.minimum, ufunc(np.maximum, a, lo), hi)
+
+
+# Contractions ------------------------------------------------------------------
+
+
+def matmul(a: Any, b: Any) -> Any:
+    if isinstance(a, Known) and isinstance(b, Known):
+        return fold(np.matmul, a.value, b.value)
+    try:
+        loop = np.matmul.resolve_dtypes((_weak_dtype(a), _weak_dtype(b), None))
+    except Exception as e:  # noqa: BLE001
+        raise Unsupported(f"np.matmul: {e}") from None
+    ta, tb = (Tensor(_cast_operand(o, check_dtype(d)), np.ndarray) for o, d in zip((a, b), loop[:2]))
+    if ta.ndim == 0 or tb.ndim == 0:
+        raise Unsupported("matmul: Input operand does not have enough dimensions")
+    try:
+        result = get("matmul").build([ta.value, tb.value])
+    except (ValueError, TypeError) as e:
+        raise Unsupported(f"np.matmul: {e}") from None
+    out = Tensor(result, np.ndarray)
+    return Tensor(result, result_pytype(out.shape, out.dtype))
+
+
+def dot(a: Any, b: Any) -> Any:
+    nd = [o.ndim if isinstance(o, Tensor) else np.ndim(o.value) for o in (a, b)]
+    if 0 in nd:
+        return ufunc(np.multiply, a, b)
+    if max(nd) > 2:
+        raise Unsupported("np.dot of arrays with more than 2 dimensions is not supported yet")
+    return matmul(a, b)
+
+
+# Reductions --------------------------------------------------------------------
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        if type(a) is not int and not isinstance(a, np.integer):
+            raise Unsupported(f"axis must be an integer, got {a!r}")
+        if not -ndim <= a < max(ndim, 1):
+            raise Unsupported(f"axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(int(a) % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise Unsupported("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:
+    """np.sum/prod/max/min/mean/argmax/argmin with NumPy's accumulation and result types."""
+    fn = getattr(np, kind)
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    if kind in ("argmax", "argmin") and dtype is not None:
+        raise Unsupported(f"{kind} has no dtype argument")
+    if isinstance(x, Known):
+        return fold(fn, x.value, axis=axis, keepdims=keepdims, **kwargs)
+    t = to_tensor(x)
+    if kind in ("argmax", "argmin") and axis is None:
+        if keepdims:
+            raise Unsupported(f"{kind} with axis=None and keepdims=True is not supported yet")
+        t = reshape(t, (int(np.prod(t.shape, dtype=np.int64)),))
+        axis = 0
+    axes = normalize_axes(axis, t.ndim)
+    proto = np.ones((1,) * t.ndim, dtype=t.dtype) if t.pytype is np.ndarray else t.dtype.type(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sample = fn(proto, axis=axis, keepdims=keepdims, **kwargs)
+    out_dtype = check_dtype(np.asarray(sample).dtype)
+    pytype = np.ndarray if isinstance(sample, np.ndarray) else type(sample)
+    if kind in ("argmax", "argmin"):
+        operand = t
+    elif kind == "mean":
+        operand = astype(t, out_dtype if out_dtype.kind == "f" else FLOAT64)
+    else:
+        operand = astype(t, out_dtype)
+    if kind in ("max", "min", "argmax", "argmin") and any(t.shape[a] == 0 for a in axes):
+        raise Unsupported(f"{kind} of an empty axis raises ValueError")
+    result = get(kind).build([operand.value], axes=axes, keepdims=bool(keepdims))
+    return astype(Tensor(result, pytype), out_dtype, pytype)
+
+
+# Shapes and views ----------------------------------------------------------------
+
+
+def _view(base: Tensor, result: ir.Value, replay) -> Tensor:
+    """A result that NumPy returns as a view of `base` (for reconstructing aliasing on the host)."""
+    root, chain = (base.view.base, base.view.replay) if base.view else (base, None)
+    composed = (lambda a: replay(chain(a))) if chain else replay
+    return Tensor(result, np.ndarray, View(root, composed))
+
+
+def reshape(x: Any, shape: Sequence[int]) -> Tensor:
+    t = to_tensor(x)
+    shape = tuple(int(d) for d in shape)
+    size = int(np.prod(t.shape, dtype=np.int64))
+    if shape.count(-1) > 1:
+        raise Unsupported("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise Unsupported(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
+        raise Unsupported(f"cannot reshape array of size {size} into shape {shape}")
+    result = get("reshape").build([t.value], shape=shape)
+    if t.pytype is not np.ndarray:  # np.float32(1).reshape(()) returns a 0-d array copy
+        return Tensor(result, np.ndarray)
+    return _view(t, result, lambda a: a.reshape(shape))
+
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> Tensor:
+    t = to_tensor(x)
+    perm = tuple(range(t.ndim))[::-1] if axes is None else tuple(normalize_axes_ordered(axes, t.ndim))
+    result = get("transpose").build([t.value], perm=perm)
+    return _view(t, result, lambda a: a.transpose(perm))
+
+
+def normalize_axes_ordered(axes: Sequence[int], ndim: int) -> list[int]:
+    out = [int(a) % ndim if -ndim <= a < ndim else None for a in axes]
+    if None in out or sorted(out) != list(range(ndim)):
+        raise Unsupported(f"axes {tuple(axes)} don't match array of dimension {ndim}")
+    return out
+
+
+def expand_dims(x: Any, axis: Any) -> Tensor:
+    t = to_tensor(x)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = t.ndim + len(axes)
+    axes = normalize_axes(axes, nd)
+    shape, it = [], iter(t.shape)
+    for i in range(nd):
+        shape.append(1 if i in axes else next(it))
+    result = get("reshape").build([t.value], shape=tuple(shape))
+    return _view(t, result, lambda a: np.expand_dims(a, axes))
+
+
+def squeeze(x: Any, axis: Any = None) -> Tensor:
+    t = to_tensor(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(t.shape) if d == 1)
+    else:
+        axes = normalize_axes(axis, t.ndim)
+        if any(t.shape[a] != 1 for a in axes):
+            raise Unsupported("cannot select an axis to squeeze out which has size not equal to one")
+    shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+    result = get("reshape").build([t.value], shape=shape)
+    return _view(t, result, lambda a: np.squeeze(a, axes))
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
+    t = to_tensor(x)
+    shape = tuple(int(d) for d in shape)
+    try:
+        result = get("broadcast_to").build([t.value], shape=shape)
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    return _view(t, result, lambda a: np.broadcast_to(a, shape))
+
+
+def concatenate(items: Sequence[Any], axis: int = 0) -> Tensor:
+    ts = [to_tensor(i) for i in items]
+    if not ts:
+        raise Unsupported("need at least one array to concatenate")
+    if any(t.ndim == 0 for t in ts):
+        raise Unsupported("zero-dimensional arrays cannot be concatenated")
+    dtype = check_dtype(np.result_type(*(t.dtype for t in ts)))
+    (ax,) = normalize_axes(axis, ts[0].ndim)
+    try:
+        result = get("concatenate").build([astype(t, dtype).value for t in ts], axis=ax)
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    return Tensor(result, np.ndarray)
+
+
+def stack(items: Sequence[Any], axis: int = 0) -> Tensor:
+    ts = [to_tensor(i) for i in items]
+    if not ts or any(t.shape != ts[0].shape for t in ts):
+        raise Unsupported("all input arrays must have the same shape")
+    (ax,) = normalize_axes(axis, ts[0].ndim + 1)
+    return concatenate([expand_dims(t, ax) for t in ts], axis=ax)
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """Basic indexing with compile-time ints, slices (positive steps), None and Ellipsis."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(not (k is None or k is Ellipsis or isinstance(k, slice) or type(k) is int) for k in keys):
+        raise Unsupported(f"indexing with {key!r} is not supported yet (only ints, slices, None, ...)")
+    n_index = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    if keys.count(Ellipsis) > 1:
+        raise Unsupported("an index can only have a single ellipsis")
+    if n_index > x.ndim:
+        raise Unsupported(f"too many indices for array: array is {x.ndim}-dimensional")
+    if Ellipsis in keys:
+        i = keys.index(Ellipsis)
+        keys = keys[:i] + (slice(None),) * (x.ndim - n_index) + keys[i + 1:]
+    else:
+        keys = keys + (slice(None),) * (x.ndim - n_index)
+    offsets, sizes, strides, out_shape = [], [], [], []
+    dim = 0
+    for k in keys:
+        if k is None:
+            out_shape.append(1)
+            continue
+        d = x.shape[dim]
+        if type(k) is int:
+            if not -d <= k < d:
+                raise Unsupported(f"index {k} is out of bounds for axis {dim} with size {d}")
+            offsets.append(k % d), sizes.append(1), strides.append(1)
+        else:
+            start, stop, step = k.indices(d)
+            if step <= 0:
+                raise Unsupported("slices with negative steps are not supported yet")
+            n = len(range(start, stop, step))
+            offsets.append(start if n else 0), sizes.append(n), strides.append(step)
+            out_shape.append(n)
+        dim += 1
+    sliced = get("slice").build([x.value], offsets=tuple(offsets), sizes=tuple(sizes), strides=tuple(strides))
+    result = get("reshape").build([sliced], shape=tuple(out_shape))
+    if not out_shape and all(type(k) is int for k in keys):
+        return Tensor(result, x.dtype.type)  # a scalar copy, not a view
+    return _view(x, result, lambda a: a[key])
+
+
+def full(shape: Sequence[int], value: Any, dtype: np.dtype) -> Tensor:
+    dtype = check_dtype(dtype)
+    return Tensor(emit.splat(np.asarray(value, dtype=dtype)[()], tuple(shape), dtype), np.ndarray)
+
+
+def scalar_type(t: Tensor) -> ir.Type:
+    return tensor_type((), t.dtype)

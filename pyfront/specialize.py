@@ -1,0 +1,92 @@
+"""Argument specialization: what a compiled variant assumes about each argument.
+
+`spec_of(value)` describes an argument the way the graph generator compiles
+it; `key_of(value)` is a hashable key equal for exactly the values with the
+same spec, so the dispatcher finds a variant with one dict lookup. They follow
+JANUS's type -> shape -> value hierarchy: arrays specialize on dtype and shape,
+NumPy scalars on type, Python scalars and other immutable constants on value,
+objects on their exact type (their attributes are read at call time).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), complex, type(Ellipsis), slice, range)
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    type: type  # a NumPy scalar type, e.g. np.float32
+
+
+@dataclass(frozen=True)
+class ConstSpec:
+    value: Any
+
+
+@dataclass(frozen=True)
+class SeqSpec:
+    kind: type  # tuple or list
+    items: tuple
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    type: type
+
+
+Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec
+
+
+def is_constant(value: Any) -> bool:
+    """Immutable values that compile into the graph as constants."""
+    t = type(value)
+    if t in _IMMUTABLE:
+        return True
+    if t is tuple:
+        return all(is_constant(v) for v in value)
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype))
+
+
+def spec_of(value: Any) -> Spec:
+    t = type(value)
+    if t is np.ndarray:
+        return ArraySpec(value.dtype, value.shape)
+    if isinstance(value, np.generic):
+        return ScalarSpec(t)
+    if t in (tuple, list) and not (t is tuple and is_constant(value)):
+        return SeqSpec(t, tuple(spec_of(v) for v in value))
+    if is_constant(value):
+        return ConstSpec(value)
+    return ObjectSpec(t)
+
+
+def key_of(value: Any) -> Any:
+    """A hashable key; equal keys mean equal specs (and so the same variant)."""
+    t = type(value)
+    if t is np.ndarray:
+        return (t, value.dtype, value.shape)
+    if t is float:
+        # 0.0 == -0.0 but they compute differently; NaN never equals itself and always misses.
+        return (t, value, math.copysign(1.0, value))
+    if t in (int, bool, str, bytes, complex, type(None)):
+        return (t, value)
+    if t in (tuple, list):
+        return (t,) + tuple(key_of(v) for v in value)
+    if isinstance(value, np.generic):
+        return (t,)
+    if is_constant(value):
+        return (t, id(value))  # compared by identity: functions, modules, types
+    return ("object", t)

@@ -1,0 +1,94 @@
+"""What a Python expression is while the graph generator compiles it.
+
+- `Known`: a value fixed at compile time (a constant, a module, a function, a
+  value-specialized argument); operations on Known values are evaluated by
+  Python itself, so they have exactly Python's semantics.
+- `Tensor`: an array or scalar computed by the graph: an SSA value plus the
+  Python type the interpreter would produce (`np.ndarray`, a NumPy scalar type
+  such as `np.float32`, or Python `float`/`bool`).
+- `Obj`: a Python object referenced by identity (e.g. `self`), whose attributes
+  are read through deferred-state ops.
+- `Seq`: a tuple or list of values.
+- `BoundMethod`: `x.sum`, `self.helper`: a callable with its receiver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from pyfront.dialects.mlir import ir
+from pyfront.dialects.types import shape_of, tensor_dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Known:
+    value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """How a Tensor aliases another one in the interpreter (NumPy views share memory)."""
+
+    base: "Tensor"
+    replay: Callable[[Any], Any]  # applies the same view operation to the base on the host
+
+
+@dataclass(frozen=True, eq=False)
+class Tensor:
+    value: ir.Value
+    pytype: type
+    view: View | None = None
+    source: Any = None  # an access path or argument this tensor is read from, if any
+
+    @property
+    def dtype(self) -> np.dtype:
+        return tensor_dtype(self.value.type)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return shape_of(self.value.type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_python_scalar(self) -> bool:
+        return self.pytype in (float, int, bool)
+
+
+@dataclass(frozen=True, eq=False)
+class Obj:
+    value: ir.Value
+    example: Any  # the object seen at compile time; only its type is relied on (guarded)
+    path: Any = None  # where the runtime finds it (dialects.state_path.Path)
+
+
+@dataclass(frozen=True, eq=False)
+class Seq:
+    items: tuple
+    kind: type = tuple  # tuple or list
+
+
+@dataclass(frozen=True, eq=False)
+class BoundMethod:
+    receiver: Any
+    name: str
+    function: Any = None  # the Python function for methods of user classes
+
+
+Value = Known | Tensor | Obj | Seq | BoundMethod
+
+
+def is_python_scalar_const(v: Any) -> bool:
+    return isinstance(v, Known) and type(v.value) in (int, float, bool)
+
+
+@dataclass
+class Env:
+    """Local variables of one inlined frame."""
+
+    names: dict[str, Value] = field(default_factory=dict)

@@ -1,0 +1,39 @@
+"""From a call to a runnable variant: graph generation, the pass pipeline, IREE."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pyfront.config import Config
+from pyfront.graphgen import generate
+from pyfront.passes import JIT_PIPELINE, run_passes
+from pyfront.passes.funcs import functions, input_paths, output_paths
+from pyfront.dialects.mlir import ir
+from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
+from pyfront.runtime.variant import GuardInfo, Variant
+
+
+def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile) -> Variant:
+    """Compile `fn` specialized for this call; raises `Unsupported` if it cannot."""
+    start = time.perf_counter()
+    graph = generate(fn, args, kwargs, profile)
+    with graph.context:
+        pyfront_ir = str(graph.module)
+        run_passes(graph.module, list(config.passes or JIT_PIPELINE))
+        (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
+        ins, outs = input_paths(f), output_paths(f)
+        guards = [GuardInfo(*(ir.StringAttr(s).value for s in ir.ArrayAttr(g)))
+                  for g in (ir.ArrayAttr(f.attributes["pyfront.guards"]) if "pyfront.guards" in f.attributes else [])]
+        lowered = str(graph.module)
+    del graph.module
+    compiled = compile_vmfb(lowered, config.backend)
+    invoke = LoadedModule(compiled.vmfb, config.backend).function(graph.func_name)
+    return Variant(
+        fn=fn, key=key, func_name=graph.func_name, invoke=invoke,
+        input_paths=ins, output_paths=outs, result_tree=graph.result,
+        identity_guards=graph.identity_guards, state_guards=graph.state_guards,
+        graph_guards=guards, pyfront_ir=pyfront_ir,
+        compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit,
+    )
+
