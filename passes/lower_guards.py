@@ -12,13 +12,13 @@ blames the guards whose flags are false.
 from __future__ import annotations
 
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import ir, tensor
+from pyfront.dialects.mlir import arith, ir, tensor
 from pyfront.dialects.types import is_tensor
 from pyfront.passes.funcs import functions, output_paths, return_op, set_results
 from pyfront.passes.registry import register_pass
 
 
-@register_pass("lower-guards", "Collect in-graph guard conditions into a tensor<Nxi1> result.")
+@register_pass("lower-guards", "Collect in-graph guard conditions into a tensor<Nxi8> result.")
 def lower_guards(module: ir.Operation) -> None:
     for fn in functions(module):
         guards = [op for op in fn.body.blocks[0].operations if op.name == GUARD.name]
@@ -35,13 +35,14 @@ def lower_guards(module: ir.Operation) -> None:
         if not guards:
             continue
         ret = return_op(fn)
-        i1 = ir.IntegerType.get_signless(1)
+        i8 = ir.IntegerType.get_signless(8)
         conds = []
         with ir.InsertionPoint(ret), ret.location:
             for g in guards:
                 c = GUARD.view(g).cond
-                conds.append(tensor.extract(c, []) if is_tensor(c.type) else c)
-            flags = tensor.from_elements(ir.RankedTensorType.get([len(conds)], i1), conds)
+                c = tensor.extract(c, []) if is_tensor(c.type) else c
+                conds.append(arith.extui(i8, c))
+            flags = tensor.from_elements(ir.RankedTensorType.get([len(conds)], i8), conds)
         fn.attributes["pyfront.guards"] = ir.ArrayAttr.get([
             ir.ArrayAttr.get([ir.StringAttr.get(getattr(GUARD.view(g), a)) for a in ("kind", "site", "reason")])
             for g in guards

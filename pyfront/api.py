@@ -106,6 +106,9 @@ class CompiledFunction:
         except Unsupported as e:
             self._unsupported[key] = str(e)
             return None
+        except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
+            self._unsupported[key] = f"internal compiler error ({type(e).__name__}: {e}); please report it"
+            return None
         self._report.compilations += 1
         self._variants.setdefault(key, []).append(variant)
         return variant

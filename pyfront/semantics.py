@@ -137,6 +137,9 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     out_dtype = check_dtype(loop[-1])
     values = [_cast_operand(o, d) for o, d in zip(operands, in_dtypes)]
     name = UFUNC_PRIMITIVE[uf]
+    msg = get(name).operand_rule(*in_dtypes)
+    if msg:
+        raise Unsupported(f"np.{uf.__name__} on {in_dtypes[0]}: {msg}")
     if uf is np.power and in_dtypes[0].kind != "f":
         raise Unsupported("integer power is not supported by the compiler yet")
     if uf in (np.floor_divide, np.remainder) and in_dtypes[1].kind == "i":
@@ -145,7 +148,7 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
         all_nonzero = reduce_all(nonzero)
         GUARD.build([all_nonzero], [], kind="value", reason="integer division by zero (NumPy warns)",
                     site=_site())
-    result = get(name).build(values)
+    result = build(name, values)
     assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
     shape = Tensor(result, np.ndarray).shape
     return Tensor(result, result_pytype(shape, out_dtype))
@@ -155,6 +158,14 @@ def _is_python_scalar(v: Any) -> bool:
     if isinstance(v, Known):
         return type(v.value) in (int, float, bool)
     return isinstance(v, Tensor) and v.is_python_scalar
+
+
+def build(name: str, operands: list[ir.Value], **params: Any) -> ir.Value:
+    """Emit primitive `name`; what NumPy would reject (shapes, axes) is unsupported here."""
+    try:
+        return get(name).build(operands, **params)
+    except (ValueError, TypeError) as e:
+        raise Unsupported(f"np.{name}: {e} (NumPy raises)") from None
 
 
 def reduce_all(flags: ir.Value) -> ir.Value:
@@ -187,7 +198,7 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     except TypeError as e:
         raise Unsupported(f"np.where: {e}") from None
     xs = [_cast_operand(o, dtype) for o in (x, y)]
-    result = get("where").build([c.value] + xs)
+    result = build("where", [c.value] + xs)
     return Tensor(result, np.ndarray)
 
 
@@ -356,7 +367,7 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
     t = to_tensor(x)
     shape = tuple(int(d) for d in shape)
     try:
-        result = get("broadcast_to").build([t.value], shape=shape)
+        result = build("broadcast_to", [t.value], shape=shape)
     except ValueError as e:
         raise Unsupported(str(e)) from None
     return _view(t, result, lambda a: np.broadcast_to(a, shape))
@@ -371,7 +382,7 @@ def concatenate(items: Sequence[Any], axis: int = 0) -> Tensor:
     dtype = check_dtype(np.result_type(*(t.dtype for t in ts)))
     (ax,) = normalize_axes(axis, ts[0].ndim)
     try:
-        result = get("concatenate").build([astype(t, dtype).value for t in ts], axis=ax)
+        result = build("concatenate", [astype(t, dtype).value for t in ts], axis=ax)
     except ValueError as e:
         raise Unsupported(str(e)) from None
     return Tensor(result, np.ndarray)

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from pyfront.config import Config
+from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
@@ -27,7 +28,14 @@ def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
                   for g in (ir.ArrayAttr(f.attributes["pyfront.guards"]) if "pyfront.guards" in f.attributes else [])]
         lowered = str(graph.module)
     del graph.module
-    compiled = compile_vmfb(lowered, config.backend)
+    try:
+        compiled = compile_vmfb(lowered, config.backend)
+    except Exception as e:  # noqa: BLE001 - a compiler failure must never fail the user's call
+        first = next((line for line in str(e).splitlines() if "error" in line), str(e)[:200])
+        error = Unsupported(f"IREE could not compile {fn.__qualname__}: {first.strip()}",
+                            filename=fn.__code__.co_filename)
+        error.lineno = fn.__code__.co_firstlineno
+        raise error from None
     invoke = LoadedModule(compiled.vmfb, config.backend).function(graph.func_name)
     return Variant(
         fn=fn, key=key, func_name=graph.func_name, invoke=invoke,

@@ -83,12 +83,12 @@ class Variant:
                 return Deopt("state", g.site, f"reading {g.path} raised {type(e).__name__}")
             if not g.holds_for(value):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
-        inputs = [resolve(args) for resolve in self._inputs]
-        outputs = self.invoke(inputs)
+        # A function whose results are all inputs, views or constants needs no device call.
+        outputs = self.invoke([resolve(args) for resolve in self._inputs]) if self.output_paths else []
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
             if not flags.all():
-                failed = [self.graph_guards[i] for i in np.flatnonzero(~flags)]
+                failed = [self.graph_guards[i] for i in np.flatnonzero(flags == 0)]
                 for g in failed:
                     g.failures += 1
                 g = failed[0]

@@ -93,6 +93,17 @@ def _int_mod(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(is_zero, zero, rem)
 
 
+def _tanh(a: ir.Value) -> ir.Value:
+    if not isa(ir.F64Type, a.type):
+        return math.tanh(a)
+    # IREE's CPU backend has no f64 tanh; expm1 keeps this accurate near 0, and
+    # past |x| = 20 tanh is +-1 in double precision.
+    e = math.expm1(arith.mulf(_c(a, 2.0), a))
+    t = arith.divf(e, arith.addf(e, _c(a, 2.0)))
+    big = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(a), _c(a, 20.0))
+    return arith.select(big, math.copysign(_c(a, 1.0), a), t)
+
+
 def _cmp(fpred: str, ipred: str, bpred: str) -> dict[str, Body]:
     return {
         F: lambda a, b: arith.cmpf(getattr(arith.CmpFPredicate, fpred), a, b),
@@ -145,14 +156,15 @@ COMPARE: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
 UNARY: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
     "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}),
     "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}),
-    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a), B: arith.andi}),
+    # No bool loop: np.square(bool) computes in int8.
+    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}),
     "sign": (np.sign, {F: _sign_float, I: _sign_int}),
     "exp": (np.exp, {F: math.exp}),
     "expm1": (np.expm1, {F: math.expm1}),
     "log": (np.log, {F: math.log}),
     "log1p": (np.log1p, {F: math.log1p}),
     "sqrt": (np.sqrt, {F: math.sqrt}),
-    "tanh": (np.tanh, {F: math.tanh}),
+    "tanh": (np.tanh, {F: _tanh}),
     "sin": (np.sin, {F: math.sin}),
     "cos": (np.cos, {F: math.cos}),
     "floor": (np.floor, {F: math.floor, I: lambda a: a}),
@@ -160,16 +172,20 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
     "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}),
     "invert": (np.invert, {I: lambda a: arith.xori(a, _c(a, -1)), B: lambda a: arith.xori(a, _c(a, 1))}),
 }
-# square on bool would be `and`, which needs two operands.
-UNARY["square"][1][B] = lambda a: arith.andi(a, a)
 
 
-def _kinds_rule(bodies: dict[str, Body]) -> Callable[..., str | None]:
+# IREE's CPU backend cannot link these float64 libm functions.
+NO_FLOAT64 = {"sin", "cos", "arctan2", "floor_divide", "remainder"}
+
+
+def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]:
     def rule(*dtypes: np.dtype, **_) -> str | None:
         if len(set(dtypes)) > 1:
             return f"operand dtypes differ: {', '.join(map(str, dtypes))}"
         if _kind(dtypes[0]) not in bodies:
             return f"no loop for dtype {dtypes[0]}"
+        if name in NO_FLOAT64 and dtypes[0] == np.float64:
+            return "float64 needs a libm function IREE's CPU backend cannot link"
         return None
     return rule
 
@@ -193,7 +209,7 @@ def _define(table, arity: int, result_bool: bool) -> None:
             dtype_rule=(lambda *d, **_: BOOL) if result_bool else same_dtype,
             lower=_lowering(bodies, result_bool),
             arity=arity,
-            operand_rule=_kinds_rule(bodies),
+            operand_rule=_kinds_rule(name, bodies),
         )
 
 
