@@ -16,7 +16,8 @@ import numpy as np
 
 import pyfront
 
-RTOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
+# float32 transcendentals in IREE (e.g. atan2) differ from libm by up to ~30 ulp.
+RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 ATOL = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 
 
