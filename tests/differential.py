@@ -55,6 +55,17 @@ def _assert_values(expected: np.ndarray, got: np.ndarray, where: str) -> None:
         np.testing.assert_array_equal(got, expected, err_msg=where)
 
 
+def _assert_same_identities(expected, got, plain_args, compiled_args, where: str) -> None:
+    """A returned argument must be the caller's very object, as in the interpreter."""
+    for i, (p, c) in enumerate(zip(plain_args, compiled_args)):
+        if expected is p:
+            assert got is c, f"{where}: should be argument {i} itself"
+            return
+    if isinstance(expected, (tuple, list)):
+        for k, (e, g) in enumerate(zip(expected, got)):
+            _assert_same_identities(e, g, plain_args, compiled_args, f"{where}[{k}]")
+
+
 def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None]:
     try:
         return fn(*args), None
@@ -75,6 +86,7 @@ def check(fn: Callable, calls: Iterable[tuple], **options: Any) -> pyfront.Compi
             assert str(error) == str(expected_error), f"call {n}: message {error} != {expected_error}"
         else:
             assert_same(expected, got, f"call {n} result")
+            _assert_same_identities(expected, got, plain_args, compiled_args, f"call {n} result")
         assert_same(plain_args, compiled_args, f"call {n} arguments after the call")
     return compiled
 
