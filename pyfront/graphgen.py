@@ -132,8 +132,9 @@ class GraphGenerator(ast.NodeVisitor):
         self.state_guards: list[StateGuard] = []
         self._guarded: set = set()
         self.frames: list[_Frame] = []
-        self.block_args: list[tuple[str, ir.Type]] = []
         self.node: ast.AST | None = None
+        # Attributes stored earlier in this call: later reads see the local copy.
+        self.stored_attrs: dict[tuple[int, str], Tensor] = {}
 
     # Entry -----------------------------------------------------------------------
 
@@ -302,20 +303,9 @@ class GraphGenerator(ast.NodeVisitor):
             if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
                 raise Unsupported("only arrays can be stored to attributes by compiled code yet", target)
             core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
-            self._forget_attr(obj, target.attr, value)
+            self.stored_attrs[(id(obj.example), target.attr)] = Tensor(value.value, np.ndarray)
         else:
             raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
-
-    def _forget_attr(self, obj: Obj, name: str, value: Tensor) -> None:
-        # Later reads of obj.<name> in this call see the stored value (the local copy).
-        obj_cache = self._attr_cache.setdefault(id(obj.example), {})
-        obj_cache[name] = Tensor(value.value, np.ndarray)
-
-    @property
-    def _attr_cache(self) -> dict:
-        if not hasattr(self, "_attr_cache_"):
-            self._attr_cache_ = {}
-        return self._attr_cache_
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
         if isinstance(value, Seq):
@@ -418,11 +408,7 @@ class GraphGenerator(ast.NodeVisitor):
         base = self.visit(node.value)
         name = node.attr
         if isinstance(base, Tensor):
-            if name in numpy_api.ATTRIBUTES:
-                return numpy_api.ATTRIBUTES[name](base)
-            if name in numpy_api.METHODS:
-                return BoundMethod(base, name)
-            raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
+            return self._tensor_attr(base, name, node)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
@@ -434,11 +420,11 @@ class GraphGenerator(ast.NodeVisitor):
                 self._guard(IdentityGuard("attr", value, name, attr, self._site(node)))
                 return Known(attr)
             if isinstance(value, (np.ndarray, np.generic)):
-                return self.visit_Attribute_of_tensor(S.to_tensor(base), name, node)
+                return self._tensor_attr(S.to_tensor(base), name, node)
             return S.fold(getattr, value, name)
         raise Unsupported(f"attribute {name!r} of {S.describe(base)}", node)
 
-    def visit_Attribute_of_tensor(self, t: Tensor, name: str, node: ast.AST) -> Any:
+    def _tensor_attr(self, t: Tensor, name: str, node: ast.AST) -> Any:
         if name in numpy_api.ATTRIBUTES:
             return numpy_api.ATTRIBUTES[name](t)
         if name in numpy_api.METHODS:
@@ -446,9 +432,9 @@ class GraphGenerator(ast.NodeVisitor):
         raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
 
     def _object_attr(self, obj: Obj, name: str, node: ast.AST) -> Any:
-        cached = self._attr_cache.get(id(obj.example), {}).get(name)
-        if cached is not None:
-            return cached
+        stored = self.stored_attrs.get((id(obj.example), name))
+        if stored is not None:
+            return stored
         example = obj.example
         cls = type(example)
         class_attr = inspect.getattr_static(cls, name, MISSING)

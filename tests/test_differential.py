@@ -452,3 +452,29 @@ def raises_on_shapes(a, b):
 def test_exceptions_match_the_interpreter():
     a, b = np.ones(3), np.ones(4)
     check(raises_on_shapes, [(a, b), (a, b)])
+
+
+class RNNCell:
+    def __init__(self, w, h):
+        self.w = w
+        self.h = h
+
+    def step(self, x):
+        self.h = np.tanh(x @ self.w + self.h)
+        return self.h * 2
+
+
+def rnn_step(cell, x):
+    return cell.step(x)
+
+
+def test_attribute_stores_are_committed():
+    rng = np.random.default_rng(15)
+    w, h, x = arrays(rng, "float64", (3, 3), (3,), (2, 3))
+    compiled = check(rnn_step, [(RNNCell(w, h), x)] * 3)
+    cell = RNNCell(w, h)
+    expected = RNNCell(w.copy(), h.copy())
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(cell, x), rnn_step(expected, x))
+        np.testing.assert_allclose(cell.h, expected.h)
+    compiled_ran(compiled)
