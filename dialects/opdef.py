@@ -221,7 +221,8 @@ def verify_module(module: ir.Module | ir.Operation) -> None:
         name = op.name
         if name.startswith("pyfront."):
             opdef = _REGISTRY.get(name)
-            msg = f"unknown op '{name}'" if opdef is None else opdef.verify(op)
+            with op.location:  # checks may build types, which needs a location
+                msg = f"unknown op '{name}'" if opdef is None else opdef.verify(op)
             if msg:
                 errors.append((str(op.location), msg))
         return ir.WalkResult.ADVANCE

@@ -9,7 +9,10 @@ OUTPUTS = "pyfront.outputs"
 
 
 def functions(module: ir.Operation) -> list[func.FuncOp]:
-    return [func.FuncOp(op) for op in module.regions[0].blocks[0].operations if op.name == "func.func"]
+    # Iterating a block yields typed views; a FuncOp's `.name` is its symbol, so
+    # compare the operation name.
+    ops = module.regions[0].blocks[0].operations
+    return [op for op in ops if op.operation.name == "func.func" and isinstance(op, func.FuncOp)]
 
 
 def string_list(op: ir.Operation, name: str, default: list[str]) -> list[str]:

@@ -28,7 +28,8 @@ from pyfront.passes.registry import register_pass
 
 def _key(view):
     attr = view.key
-    return ir.StringAttr(attr).value if ir.StringAttr.isinstance(attr) else ir.IntegerAttr(attr).value
+    is_str = attr.typeid == ir.StringAttr.static_typeid
+    return ir.StringAttr(attr).value if is_str else ir.IntegerAttr(attr).value
 
 
 def _path(op: ir.Operation, objects: dict) -> Path:
@@ -47,8 +48,9 @@ def _path(op: ir.Operation, objects: dict) -> Path:
 
 
 def _value_key(v: ir.Value):
-    # Values are compared by their underlying C pointer, stable across wrappers.
-    return v._CAPIPtr if hasattr(v, "_CAPIPtr") else v
+    # ir.Value hashes and compares by the underlying MLIR value, so wrappers of
+    # one value are one key (`_CAPIPtr` capsules are new objects each time).
+    return v
 
 
 @register_pass("lower-deferred-state", "Deferred Python state: reads become arguments, writes become results.")

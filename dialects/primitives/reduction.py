@@ -81,8 +81,9 @@ def _define(kind: str, impl, nonempty: bool) -> None:
     )
 
 
-_define("sum", np.sum, nonempty=False)
-_define("prod", np.prod, nonempty=False)
+# NumPy would accumulate small ints and bools in int64; here the operand dtype is the accumulator.
+_define("sum", lambda x, **kw: np.sum(x, dtype=np.asarray(x).dtype, **kw), nonempty=False)
+_define("prod", lambda x, **kw: np.prod(x, dtype=np.asarray(x).dtype, **kw), nonempty=False)
 _define("max", np.max, nonempty=True)
 _define("min", np.min, nonempty=True)
 
