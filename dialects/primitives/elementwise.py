@@ -69,6 +69,17 @@ def _float_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(b_is_zero, arith.divf(a, b), floordiv)
 
 
+def _float_extremum(pred: str) -> Body:
+    # NumPy's maximum/minimum: `a if (a > b or isnan(a)) else b` (`<` for minimum).
+    # NaN propagates from either side and ties give b, so maximum(0.0, -0.0) is
+    # -0.0 (IEEE maximumf would give +0.0).
+    def body(a: ir.Value, b: ir.Value) -> ir.Value:
+        take_a = arith.ori(arith.cmpf(getattr(arith.CmpFPredicate, pred), a, b),
+                           arith.cmpf(arith.CmpFPredicate.UNO, a, a))
+        return arith.select(take_a, a, b)
+    return body
+
+
 def _safe_divisor(b: ir.Value) -> tuple[ir.Value, ir.Value]:
     # NumPy yields 0 for integer division by zero (with a warning the front end
     # turns into a guard); the divisor is made nonzero so no trap can happen.
@@ -133,8 +144,8 @@ BINARY: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
     "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}),
     "remainder": (np.remainder, {F: _float_mod, I: _int_mod}),
     "power": (np.power, {F: math.powf}),
-    "maximum": (np.maximum, {F: arith.maximumf, I: arith.maxsi, B: arith.ori}),
-    "minimum": (np.minimum, {F: arith.minimumf, I: arith.minsi, B: arith.andi}),
+    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}),
+    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}),
     "arctan2": (np.arctan2, {F: math.atan2}),
     "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}),
     "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}),
