@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 
 from pyfront.dialects import VerificationError, verify_module
 from pyfront.dialects.mlir import ir, new_context
@@ -49,14 +50,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
     parser.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
-    parser.add_argument("--split-input-file", action="store_true",
-                        help=f"process chunks separated by '{SPLIT_MARKER}' independently")
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help=f"process chunks separated by '{SPLIT_MARKER}' independently",
+    )
     parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print op locations")
-    parser.add_argument("--pass-pipeline", dest="passes", action=_PassPipeline, metavar="a,b,c",
-                        help="comma-separated registered pass names, run in order")
+    parser.add_argument(
+        "--pass-pipeline",
+        dest="passes",
+        action=_PassPipeline,
+        metavar="a,b,c",
+        help="comma-separated registered pass names, run in order",
+    )
     group = parser.add_argument_group("passes (run in command-line order)")
     for p in all_passes():
-        group.add_argument(f"--{p.name}", dest="passes", action="append_const", const=p.name, help=p.summary)
+        group.add_argument(
+            f"--{p.name}", dest="passes", action="append_const", const=p.name, help=p.summary
+        )
     return parser
 
 
@@ -99,8 +110,10 @@ def process(text: str, passes: list[str], filename: str, debuginfo: bool = False
         except ir.MLIRError as e:
             raise OptError(_diagnostics(e, filename)) from None
         except VerificationError as e:
-            raise OptError([f"{_where(loc, filename)}: error: {msg}" for loc, msg in e.errors]) from None
-        except Exception as e:  # a Python pass failed; its message may name a location
+            raise OptError(
+                [f"{_where(loc, filename)}: error: {msg}" for loc, msg in e.errors]
+            ) from None
+        except Exception as e:  # noqa: BLE001 - a Python pass failed; its message may name a location
             raise OptError([f"{_where(str(e), filename)}: error: {e}"]) from None
         return module.operation.get_asm(enable_debug_info=debuginfo)
 
@@ -123,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     filename = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text()
     except OSError as e:
         print(f"{filename}: error: {e.strerror}", file=sys.stderr)
         return 1
@@ -139,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        with open(args.output, "w") as f:
-            f.write(result)
+        Path(args.output).write_text(result)
     return 1 if failed else 0
 
 

@@ -1,0 +1,44 @@
+"""lit configuration for pyfront's FileCheck tests (`lit lit_tests`).
+
+One `.mlir` file per pass, named like the pass, plus `verifier.mlir`.
+`pyfront-opt` and `filecheck` resolve to the installed console scripts when
+they exist (next to the running Python, then on PATH); otherwise to
+`python -m pyfront.opt` / `python -m filecheck` with this checkout on
+PYTHONPATH, so the tests run from a plain checkout too.
+"""
+
+# ruff: noqa: F821  (lit runs this file with `config` defined)
+
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "pyfront"
+config.test_format = lit.formats.ShTest(execute_external=False)  # internal shell: has `not`
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = config.test_source_root
+
+repo_root = os.path.dirname(config.test_source_root)
+
+
+def find_script(name):
+    beside_python = os.path.join(os.path.dirname(sys.executable), name)
+    if os.access(beside_python, os.X_OK):
+        return beside_python
+    return shutil.which(name)
+
+
+def add_tool(name, module):
+    script = find_script(name)
+    command = script if script else f"{sys.executable} -m {module}"
+    config.substitutions.append((rf"(?<![\w/.-]){name}(?![\w-])", command))
+    return script is not None
+
+
+if not add_tool("pyfront-opt", "pyfront.opt"):
+    paths = [repo_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    config.environment["PYTHONPATH"] = os.pathsep.join(paths)
+add_tool("filecheck", "filecheck")

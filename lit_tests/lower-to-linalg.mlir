@@ -1,0 +1,222 @@
+// RUN: pyfront-opt %s --split-input-file --lower-to-linalg | filecheck %s
+
+/// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
+/// from the indexing map; the body is the float add.
+
+// CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[R:.*]] = linalg.generic
+// CHECK-SAME:      indexing_maps = [#[[$ID2]], #[[$ROW]], #[[$ID2]]]
+// CHECK-SAME:      iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         return %[[R]] : tensor<4x8xf32>
+// CHECK-NOT:     pyfront.
+func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = "pyfront.add"(%a, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+/// A size-1 dim broadcast against a larger one reads index 0; a signed integer
+/// comparison yields i1.
+
+// CHECK-DAG: #[[$COL0:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[$ROW0:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @less_int
+// CHECK:         linalg.generic
+// CHECK-SAME:      indexing_maps = [#[[$COL0]], #[[$ROW0]], #{{.*}}]
+// CHECK-SAME:      outs(%{{.*}} : tensor<3x5xi1>)
+// CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:     arith.cmpi ult
+func.func @less_int(%a: tensor<3x1xi32>, %b: tensor<1x5xi32>) -> tensor<3x5xi1> {
+  %0 = "pyfront.less"(%a, %b) : (tensor<3x1xi32>, tensor<1x5xi32>) -> tensor<3x5xi1>
+  return %0 : tensor<3x5xi1>
+}
+
+// -----
+
+/// NumPy's maximum is `a if (a > b or isnan(a)) else b`: NaN propagates from
+/// either side and ties (+0 vs -0) give b, so neither maxnumf nor maximumf fits.
+
+// CHECK-LABEL: func.func @maximum_nan
+// CHECK:         ^bb0(%[[A:.*]]: f64, %[[B:.*]]: f64, %{{.*}}: f64):
+// CHECK-NOT:       arith.max
+// CHECK:           %[[GT:.*]] = arith.cmpf ogt, %[[A]], %[[B]] : f64
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[A]], %[[A]] : f64
+// CHECK:           %[[TAKE:.*]] = arith.ori %[[GT]], %[[NAN]] : i1
+// CHECK:           %[[R:.*]] = arith.select %[[TAKE]], %[[A]], %[[B]] : f64
+// CHECK:           linalg.yield %[[R]] : f64
+func.func @maximum_nan(%a: tensor<4xf64>, %b: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = "pyfront.maximum"(%a, %b) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+/// A sum with keepdims reduces into a filled rank-1 init, then expands to 3x1.
+
+// CHECK-LABEL: func.func @sum_keepdims
+// CHECK-SAME:    (%[[A:.*]]: tensor<3x4xf64>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f64) outs(%{{.*}} : tensor<3xf64>)
+// CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      ins(%[[A]] : tensor<3x4xf64>) outs(%[[FILL]] : tensor<3xf64>)
+// CHECK:           arith.addf
+// CHECK:         %[[E:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [3, 1]
+// CHECK:         return %[[E]] : tensor<3x1xf64>
+func.func @sum_keepdims(%a: tensor<3x4xf64>) -> tensor<3x1xf64> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = true} : (tensor<3x4xf64>) -> tensor<3x1xf64>
+  return %0 : tensor<3x1xf64>
+}
+
+// -----
+
+/// A sum without keepdims returns the reduction result directly.
+
+// CHECK-LABEL: func.func @sum_all
+// CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:      iterator_types = ["reduction", "reduction"]
+// CHECK-SAME:      outs(%{{.*}} : tensor<i32>)
+// CHECK:           arith.addi
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         return %[[SUM]] : tensor<i32>
+func.func @sum_all(%a: tensor<3x4xi32>) -> tensor<i32> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<3x4xi32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
+
+// -----
+
+/// argmax carries (value, index) through one reduction; indices are i64 from
+/// linalg.index of the reduced dim, and only the index tensor is returned.
+
+// CHECK-LABEL: func.func @argmax
+// CHECK:         %[[R:.*]]:2 = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      outs(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xi64>)
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           arith.index_cast %[[I]] : index to i64
+// CHECK:           arith.cmpf ogt
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, i64
+// CHECK:         return %[[R]]#1 : tensor<3xi64>
+func.func @argmax(%a: tensor<3x4xf32>) -> tensor<3xi64> {
+  %0 = "pyfront.argmax"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<3x4xf32>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+/// A 2-D matmul is a linalg.matmul into a zero-filled init.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    (%[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK:         %[[FILL:.*]] = linalg.fill
+// CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[FILL]] : tensor<3x5xf32>)
+// CHECK:         return %[[R]]
+// CHECK-NOT:     linalg.batch_matmul
+func.func @matmul(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = "pyfront.matmul"(%a, %b) : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+/// A matrix-vector product makes the vector a 4x1 matrix and drops the unit dim.
+
+// CHECK-LABEL: func.func @matvec
+// CHECK-SAME:    (%[[A:.*]]: tensor<3x4xf32>, %[[V:.*]]: tensor<4xf32>)
+// CHECK:         %[[COL:.*]] = tensor.expand_shape %[[V]] {{\[}}[0, 1]] output_shape [4, 1]
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[A]], %[[COL]] : tensor<3x4xf32>, tensor<4x1xf32>)
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %[[MM]] {{\[}}[0, 1]] : tensor<3x1xf32> into tensor<3xf32>
+// CHECK:         return %[[R]]
+func.func @matvec(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = "pyfront.matmul"(%a, %b) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+/// A batched matmul broadcasts the unbatched operand, then uses batch_matmul.
+
+// CHECK-LABEL: func.func @matmul_batched
+// CHECK-SAME:    (%[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK:         %[[BB:.*]] = linalg.generic
+// CHECK-SAME:      ins(%[[B]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<2x4x5xf32>)
+// CHECK:         linalg.batch_matmul ins(%[[A]], %[[BB]] : tensor<2x3x4xf32>, tensor<2x4x5xf32>)
+func.func @matmul_batched(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = "pyfront.matmul"(%a, %b) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+/// transpose, slice and concatenate map one-to-one onto linalg/tensor ops.
+
+// CHECK-LABEL: func.func @shape_ops
+// CHECK-SAME:    (%[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<5x6xf32>, %[[C:.*]]: tensor<2x3xi64>, %[[D:.*]]: tensor<2x5xi64>)
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[A]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[B]][1, 0] [2, 3] [2, 2] : tensor<5x6xf32> to tensor<2x3xf32>
+// CHECK:         %[[K:.*]] = tensor.concat dim(1) %[[C]], %[[D]] : (tensor<2x3xi64>, tensor<2x5xi64>) -> tensor<2x8xi64>
+// CHECK:         return %[[T]], %[[S]], %[[K]]
+func.func @shape_ops(%a: tensor<2x3x4xf32>, %b: tensor<5x6xf32>, %c: tensor<2x3xi64>, %d: tensor<2x5xi64>)
+    -> (tensor<4x2x3xf32>, tensor<2x3xf32>, tensor<2x8xi64>) {
+  %0 = "pyfront.transpose"(%a) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %1 = "pyfront.slice"(%b) {offsets = array<i64: 1, 0>, sizes = array<i64: 2, 3>, strides = array<i64: 2, 2>} : (tensor<5x6xf32>) -> tensor<2x3xf32>
+  %2 = "pyfront.concatenate"(%c, %d) {axis = 1 : i64} : (tensor<2x3xi64>, tensor<2x5xi64>) -> tensor<2x8xi64>
+  return %0, %1, %2 : tensor<4x2x3xf32>, tensor<2x3xf32>, tensor<2x8xi64>
+}
+
+// -----
+
+/// A reshape collapses to 1-D and expands to the new shape (C order).
+
+// CHECK-LABEL: func.func @reshape
+// CHECK-SAME:    (%[[A:.*]]: tensor<2x3x4xf32>)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK:         %[[R:.*]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [6, 4] : tensor<24xf32> into tensor<6x4xf32>
+// CHECK:         return %[[R]]
+func.func @reshape(%a: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %0 = "pyfront.reshape"(%a) {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
+/// astype to bool is `!= 0` (unordered, so NaN is true); where selects and
+/// broadcasts a 0-d branch with an empty indexing map.
+
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @astype_where
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[COND:.*]] = linalg.generic
+// CHECK:           arith.cmpf une, %{{.*}}, %[[ZERO]] : f32
+// CHECK:         linalg.generic
+// CHECK-SAME:      indexing_maps = [#{{.*}}, #{{.*}}, #[[$SCALAR]], #{{.*}}]
+// CHECK-SAME:      ins(%[[COND]], %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>, tensor<f32>)
+// CHECK:           arith.select
+func.func @astype_where(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {
+  %c = "pyfront.astype"(%a) {dtype = "bool"} : (tensor<4xf32>) -> tensor<4xi1>
+  %0 = "pyfront.where"(%c, %a, %b) : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+/// Ops outside the pyfront dialect are left alone.
+
+// CHECK-LABEL: func.func @not_pyfront
+// CHECK:         %[[R:.*]] = arith.addf %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[R]]
+func.func @not_pyfront(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,498 @@
+"""Tests generated from the primitive table (dialects/primitives).
+
+Every primitive gets cases (operand shapes, params) for each dtype of
+float32, float64, int32, int64 and bool that its operand rule accepts, and
+each case is checked twice:
+- `test_rules_match_impl`: the shape and dtype rules agree with the NumPy impl;
+- `test_lowering_matches_impl`: the lowering, compiled by IREE for llvm-cpu,
+  computes what the impl computes (exact for ints and bools, a few ulps for
+  floats).
+The cases of a group (the primitive's defining module: elementwise,
+reduction, ..., in chunks) are computed by one MLIR function, compiled once
+per test module; the groups compile in parallel. Mutant lowerings show that
+the comparison catches plausible lowering bugs.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from pyfront.dialects import VerificationError, verify_module
+from pyfront.dialects.mlir import arith, func, ir, math, new_context
+from pyfront.dialects.primitives import all_primitives, emit, get
+from pyfront.dialects.types import element_type, tensor_type
+from pyfront.passes import run_passes
+
+iree_compiler = pytest.importorskip("iree.compiler")
+iree_runtime = pytest.importorskip("iree.runtime")
+
+DTYPES = tuple(np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
+RTOL = {np.dtype("float32"): 1e-6, np.dtype("float64"): 1e-12}
+# IREE approximates these with its own polynomials: allow a few ulps relative,
+# and one ulp at magnitude 1 absolute (sin/cos reduce their argument absolutely).
+TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "power", "arctan2"}
+ULPS = 8
+# IREE demotes f64 to f32 by default; pyfront promises NumPy's float64.
+IREE_FLAGS = ["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"]
+
+Shape = tuple[int, ...]
+F32, F64, I32 = np.dtype("float32"), np.dtype("float64"), np.dtype("int32")
+
+
+@dataclass(frozen=True)
+class Case:
+    prim: str
+    shapes: tuple[Shape, ...]
+    dtypes: tuple[np.dtype, ...]
+    params: tuple[tuple[str, Any], ...] = ()
+    special: bool = False  # floats include nan, +-inf and +-0
+
+    @property
+    def id(self) -> str:
+        shapes = ",".join("x".join(map(str, s)) or "0d" for s in self.shapes)
+        params = ",".join(f"{k}={_fmt(v)}" for k, v in self.params)
+        return "-".join(
+            p
+            for p in (
+                self.prim,
+                "_".join(map(str, self.dtypes)),
+                shapes,
+                params,
+                "special" if self.special else "",
+            )
+            if p
+        )
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def group(self) -> str:
+        return get(self.prim).lower.__module__.rsplit(".", 1)[-1]
+
+    def inputs(self) -> list[np.ndarray]:
+        rng = np.random.default_rng(zlib.crc32(self.id.encode()))
+        return [
+            _array(rng, s, d, _domain(self.prim, i), self.special)
+            for i, (s, d) in enumerate(zip(self.shapes, self.dtypes))
+        ]
+
+    def expected(self) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(get(self.prim).impl(*self.inputs(), **self.kwargs))
+
+
+def _fmt(v) -> str:
+    return "_".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
+# Inputs ----------------------------------------------------------------------
+
+
+def _domain(prim: str, operand: int) -> str:
+    """Which values an operand takes: where the op is defined, and exact where order varies."""
+    if prim in ("log", "sqrt") or (prim == "power" and operand == 0):
+        return "positive"
+    if prim == "log1p":
+        return "above-1"
+    if prim == "prod":
+        return "prod"  # products stay exact whatever the order
+    return "any"
+
+
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5, 3.0, -3.0])
+
+
+def _array(rng, shape: Shape, dtype: np.dtype, domain: str, special: bool) -> np.ndarray:
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if domain == "prod":
+        choices = (
+            [-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2] if dtype.kind == "f" else [-3, -2, -1, 1, 2, 3]
+        )
+        return np.asarray(rng.choice(choices, shape), dtype)
+    if dtype.kind == "i":
+        return np.asarray(rng.integers(-20, 21, shape), dtype)  # includes 0 (division by zero)
+    if special:  # every special value at least once where it fits, in random places
+        n = int(np.prod(shape, dtype=np.int64))
+        values = np.concatenate([SPECIALS, rng.choice(SPECIALS, max(n - len(SPECIALS), 0))])[:n]
+        return np.asarray(rng.permutation(values).reshape(shape), dtype)
+    # Multiples of 1/8 in a small range: sums and products are exact in any order.
+    low = {"positive": 1, "above-1": -7}.get(domain, -32)
+    return np.asarray(rng.integers(low, 33, shape) / 8, dtype)
+
+
+# Cases -----------------------------------------------------------------------
+#
+# The scalar body of a lowering depends on the op and dtype, the indexing on the
+# shapes; so each op gets every accepted dtype on one informative shape
+# ("all"), other shapes on its first accepted dtype only ("one"), and float
+# specials where the lowering promises NumPy's nan/inf/-0 behaviour ("special").
+
+
+@dataclass(frozen=True)
+class Spec:
+    shapes: tuple[Shape, ...]
+    params: tuple[tuple[str, Any], ...] = ()
+    dtypes: str = "all"  # "all" | "one" | "special"
+
+
+def _spec(shapes, dtypes="all", **params) -> Spec:
+    return Spec(tuple(shapes), tuple(params.items()), dtypes)
+
+
+# NaN, inf and -0 behaviour that the lowering reproduces exactly.
+SPECIAL_OK = {
+    *("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder"),
+    *("maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater"),
+    *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "sqrt"),
+    *("max", "min", "argmax", "argmin", "where"),
+}
+ALL_PAIRS = [(len(SPECIALS), 1), (1, len(SPECIALS))]  # every pair of special values
+BINARY = [_spec([(3, 1, 4), (2, 1)]), _spec(ALL_PAIRS, "special")]
+UNARY = [_spec([(2, 5)]), _spec([(3, 4)], "special")]
+REDUCE = [
+    _spec([(3, 4, 5)], axes=(1,), keepdims=True),
+    _spec([(3, 4, 5)], axes=(0, 2), keepdims=False),
+    _spec([(6,)], axes=(0,), keepdims=False),
+    _spec([(3, 4, 5)], "one", axes=(0, 1, 2), keepdims=True),
+    _spec([(4, 6)], "special", axes=(1,), keepdims=False),
+]
+MATMUL_MORE = [[(4,), (4, 5)], [(3, 4), (4,)], [(4,), (4,)], [(2, 3, 4), (4, 5)]]  # vectors, batch
+SPECS: dict[str, list[Spec]] = {
+    "add": BINARY + [_spec([(), (5,)], "one")],
+    "where": [_spec([(3, 1), (1, 4), ()]), _spec([(9, 9)] + ALL_PAIRS, "special")],
+    "astype": [
+        *(_spec([(2, 5)], dtype=str(d)) for d in DTYPES),
+        _spec([(2, 5)], "special", dtype="bool"),
+    ],
+    "argmax": [
+        _spec([(3, 4)], axes=(0,), keepdims=False),
+        _spec([(2, 3, 4)], "one", axes=(2,), keepdims=True),
+        _spec([(4, 6)], "special", axes=(1,), keepdims=False),
+    ],
+    "matmul": [
+        _spec([(3, 4), (4, 5)]),
+        _spec([(2, 1, 3, 4), (3, 4, 2)]),
+        *(_spec(s, "one") for s in MATMUL_MORE),
+    ],
+    "reshape": [
+        _spec([(2, 3, 4)], shape=(6, 4)),
+        _spec([(24,)], "one", shape=(2, 3, 4)),
+        _spec([(1, 1)], "one", shape=()),
+    ],
+    "transpose": [_spec([(2, 3, 4)], perm=(2, 0, 1)), _spec([(3, 4)], "one", perm=(1, 0))],
+    "broadcast_to": [_spec([(3, 1)], shape=(2, 3, 4)), _spec([()], "one", shape=(2, 3))],
+    "concatenate": [
+        _spec([(2, 3), (2, 5)], axis=1),
+        _spec([(1, 4), (2, 4), (3, 4)], "one", axis=0),
+    ],
+    "slice": [
+        _spec([(5, 6)], offsets=(1, 0), sizes=(2, 3), strides=(2, 2)),
+        _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
+    ],
+}
+SPECS["argmin"] = SPECS["argmax"]
+
+
+def _specs(prim) -> list[Spec]:
+    """A primitive with no specs fails test_every_primitive_has_lowering_and_cases."""
+    if prim.name in SPECS:
+        specs = SPECS[prim.name]
+    elif prim.params and prim.params[0].name == "axes":
+        specs = REDUCE
+    elif prim.arity in (1, 2) and not prim.params:
+        specs = BINARY if prim.arity == 2 else UNARY
+    else:
+        return []
+    return [s for s in specs if s.dtypes != "special" or prim.name in SPECIAL_OK]
+
+
+def _operand_dtypes(prim, n: int, dtype: np.dtype) -> tuple[np.dtype, ...]:
+    return (np.dtype(np.bool_), dtype, dtype) if prim.name == "where" else (dtype,) * n
+
+
+def _accepts(prim, spec: Spec, dtypes) -> bool:
+    try:
+        prim.infer(list(spec.shapes), list(dtypes), dict(spec.params))
+    except TypeError:
+        return False
+    return True
+
+
+def _cases() -> list[Case]:
+    cases = []
+    for prim in all_primitives():
+        for spec in _specs(prim):
+            special = spec.dtypes == "special"
+            dtypes = [d for d in DTYPES if d.kind == "f"] if special else DTYPES
+            accepted = [
+                ds
+                for ds in (_operand_dtypes(prim, len(spec.shapes), d) for d in dtypes)
+                if _accepts(prim, spec, ds)
+            ]
+            if spec.dtypes == "one":
+                accepted = accepted[:1]
+            cases += [Case(prim.name, spec.shapes, ds, spec.params, special) for ds in accepted]
+    return cases
+
+
+CASES = _cases()
+
+
+# Checking --------------------------------------------------------------------
+
+
+def check(case: Case, got: np.ndarray, want: np.ndarray) -> None:
+    """Raise AssertionError unless `got` is what NumPy computed, to the case's tolerance."""
+    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        return
+    if case.prim in TRANSCENDENTAL:
+        eps = np.finfo(want.dtype).eps
+        np.testing.assert_allclose(got, want, rtol=ULPS * eps, atol=eps, equal_nan=True)
+        return
+    np.testing.assert_allclose(got, want, rtol=RTOL[want.dtype], atol=0, equal_nan=True)
+    zeros = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), "sign of zero")
+
+
+# Compiling -------------------------------------------------------------------
+#
+# Each group is ONE function `@run` over all of its cases' operands: IREE's
+# compile time is mostly per function, and iree-compile runs as a subprocess,
+# so the groups compile in parallel while the IR of the next one is built.
+
+Builder = Callable[[list[ir.Value], Case], ir.Value]
+Entries = dict[str, tuple[Case, Builder]]  # result name -> (case, how to build it)
+
+
+def _build_op(args: list[ir.Value], case: Case) -> ir.Value:
+    return get(case.prim).build(args, **case.kwargs)
+
+
+def group_module(entries: Entries) -> str:
+    """The lowered module of one function computing every entry from its own arguments."""
+    with new_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        types = [
+            tensor_type(s, d)
+            for case, _ in entries.values()
+            for s, d in zip(case.shapes, case.dtypes)
+        ]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("run", (types, []))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                args, results = list(fn.arguments), []
+                for case, build in entries.values():
+                    results.append(build(args[: len(case.shapes)], case))
+                    args = args[len(case.shapes) :]
+                func.ReturnOp(results)
+            fn.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(types, [r.type for r in results])
+            )
+        verify_module(module)
+        run_passes(module, ["lower-to-linalg"])
+        module.operation.verify()
+        return str(module)
+
+
+def _compile(asm: str) -> bytes:
+    return iree_compiler.compile_str(asm, target_backends=["llvm-cpu"], extra_args=IREE_FLAGS)
+
+
+def run_group(vmfb: bytes, entries: Entries) -> dict[str, np.ndarray]:
+    config = iree_runtime.Config("local-task")
+    context = iree_runtime.SystemContext(config=config)
+    context.add_vm_module(iree_runtime.VmModule.copy_buffer(config.vm_instance, vmfb))
+    inputs = [a for case, _ in entries.values() for a in case.inputs()]
+    outputs = context.modules.module["run"](*inputs)
+    outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    assert len(outputs) == len(entries)
+    return {name: np.asarray(out.to_host()) for name, out in zip(entries, outputs)}
+
+
+class Compiled:
+    """Every group compiled once, in the background; each group's function run once."""
+
+    def __init__(self, groups: list[Entries]):
+        self._groups = groups
+        self._group_of = {name: i for i, entries in enumerate(groups) for name in entries}
+        pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+        self._vmfbs = [pool.submit(_compile, group_module(entries)) for entries in groups]
+        pool.shutdown(wait=False)
+        self._outputs: dict[int, dict[str, np.ndarray]] = {}
+
+    def output(self, name: str) -> np.ndarray:
+        i = self._group_of[name]
+        if i not in self._outputs:
+            self._outputs[i] = run_group(self._vmfbs[i].result(), self._groups[i])
+        return self._outputs[i][name]
+
+
+MAX_GROUP = 80  # cases per compiled function; smaller groups keep every core busy
+
+
+def _selected(session) -> set[str]:
+    """Names of the cases and mutants that the selected tests compare (so `-k` compiles less)."""
+    names = set()
+    for item in session.items:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        if "compiled" in getattr(item, "fixturenames", ()):
+            names.add(params["case"].id if "case" in params else params.get("name"))
+    return names
+
+
+@pytest.fixture(scope="module")
+def compiled(request) -> Compiled:
+    selected = _selected(request.session)
+    by_group: dict[str, list[Case]] = {}
+    for case in CASES:
+        if case.id in selected:
+            by_group.setdefault(case.group, []).append(case)
+    groups = [{k: v for k, v in MUTANTS.items() if k in selected}]
+    for cases in by_group.values():
+        for i in range(0, len(cases), MAX_GROUP):
+            groups.append({c.id: (c, _build_op) for c in cases[i : i + MAX_GROUP]})
+    return Compiled(sorted(filter(None, groups), key=len, reverse=True))  # longest first
+
+
+# Tests -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rules_match_impl(case: Case):
+    want = case.expected()
+    shape, dtype = get(case.prim).infer(list(case.shapes), list(case.dtypes), case.kwargs)
+    assert want.shape == shape, f"shape rule gives {shape}, impl {want.shape}"
+    assert want.dtype == dtype, f"dtype rule gives {dtype}, impl {want.dtype}"
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_lowering_matches_impl(case: Case, compiled: Compiled):
+    check(case, compiled.output(case.id), case.expected())
+
+
+def test_every_primitive_has_lowering_and_cases():
+    covered = {c.prim for c in CASES}
+    for prim in all_primitives():
+        assert callable(prim.lower), f"{prim.name} has no lowering"
+        assert prim.name in covered, f"{prim.name} has no test case: add it to _specs"
+    # Every dtype a primitive accepts somewhere is exercised.
+    assert {d for c in CASES for d in c.dtypes} == set(DTYPES)
+
+
+@pytest.mark.parametrize("wrong", ["dtype", "shape"])
+@pytest.mark.parametrize("prim", all_primitives(), ids=lambda p: p.name)
+def test_verifier_rejects_wrong_result_type(prim, wrong: str):
+    case = next(c for c in CASES if c.prim == prim.name)
+    shape, dtype = prim.infer(list(case.shapes), list(case.dtypes), case.kwargs)
+    with new_context(), ir.Location.unknown():
+        if wrong == "dtype":
+            bad = tensor_type(shape, np.float32 if dtype == np.float64 else np.float64)
+        else:
+            bad = tensor_type(shape + (7,), dtype)
+        module = ir.Module.create()
+        types = [tensor_type(s, d) for s, d in zip(case.shapes, case.dtypes)]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("f", (types, []))
+            with ir.InsertionPoint(fn.add_entry_block()):
+                good = prim.build(list(fn.arguments), **case.kwargs).owner
+                ir.Operation.create(
+                    prim.op_name,
+                    results=[bad],
+                    operands=list(fn.arguments),
+                    attributes={n: good.attributes[n] for n in good.attributes},
+                )
+                func.ReturnOp([])
+        with pytest.raises(
+            VerificationError, match=f"result type should be {tensor_type(shape, dtype)}"
+        ):
+            verify_module(module)
+
+
+# Mutants: plausible lowering bugs the comparison must catch ---------------------
+
+
+def _elementwise(body: Callable[..., ir.Value], out_dtype=None) -> Builder:
+    def build(args, case):
+        shape = np.broadcast_shapes(*case.shapes)
+        return emit.elementwise(args, shape, out_dtype or case.dtypes[0], lambda a: body(*a))
+
+    return build
+
+
+def _sum_from_one(args, case):
+    (x,), (axis,) = args, case.kwargs["axes"]
+    out_shape = tuple(d for i, d in enumerate(case.shapes[0]) if i != axis)
+    init = emit.fill(1, out_shape, case.dtypes[0])
+    (out,) = emit.reduction(x, (axis,), [init], lambda a: arith.addi(a[0], a[1]))
+    return out
+
+
+MUTANTS: dict[str, tuple[Case, Builder]] = {
+    # maxnumf ignores NaN; NumPy's maximum propagates it.
+    "maximum-maxnumf": (
+        Case("maximum", tuple(ALL_PAIRS), (F32, F32), special=True),
+        _elementwise(arith.maxnumf),
+    ),
+    # C remainder takes the dividend's sign; NumPy's the divisor's.
+    "remainder-remsi": (Case("remainder", ((2, 3), (2, 3)), (I32, I32)), _elementwise(arith.remsi)),
+    # Truncating division rounds toward zero; floor_divide rounds down.
+    "floor_divide-trunc": (
+        Case("floor_divide", ((2, 3), (2, 3)), (F32, F32)),
+        _elementwise(lambda a, b: math.trunc(arith.divf(a, b))),
+    ),
+    # Rounding instead of truncating in a float-to-int conversion.
+    "astype-round": (
+        Case("astype", ((2, 5),), (F32,), (("dtype", "int32"),)),
+        _elementwise(lambda a: arith.fptosi(element_type(I32), math.roundeven(a)), I32),
+    ),
+    # Unordered instead of ordered comparison: NaN compares equal.
+    "equal-ueq": (
+        Case("equal", tuple(ALL_PAIRS), (F64, F64), special=True),
+        _elementwise(lambda a, b: arith.cmpf(arith.CmpFPredicate.UEQ, a, b), np.bool_),
+    ),
+    # A wrong reduction identity.
+    "sum-identity": (
+        Case("sum", ((3, 4, 5),), (I32,), (("axes", (1,)), ("keepdims", False))),
+        _sum_from_one,
+    ),
+    # `0 - x` is +0 for x = 0; NumPy's negative gives -0.
+    "negative-subf": (
+        Case("negative", ((9,),), (F64,), special=True),
+        _elementwise(lambda a: arith.subf(arith.constant(a.type, 0.0), a)),
+    ),
+    # The wrong function, within a few ulps only near 0.
+    "tanh-as-sin": (Case("tanh", ((2, 5),), (F32,)), _elementwise(math.sin)),
+}
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_lowering_is_caught(name: str, compiled: Compiled):
+    case, _ = MUTANTS[name]
+    with pytest.raises(AssertionError):
+        check(case, compiled.output(name), case.expected())
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("prim", ["add", "exp"])
+def test_tolerance_catches_small_errors(prim: str, dtype: np.dtype):
+    case = Case(prim, ((8,),) * get(prim).arity, (dtype,) * get(prim).arity)
+    want = case.expected()
+    check(case, want, want)
+    rel = RTOL[dtype] if prim not in TRANSCENDENTAL else ULPS * np.finfo(dtype).eps
+    with pytest.raises(AssertionError):
+        check(case, want * (1 + 4 * rel), want)
