@@ -1,4 +1,6 @@
 // RUN: pyfront-opt %s --split-input-file --lower-to-linalg | filecheck %s
+// RUN: pyfront-opt %s --split-input-file --lower-to-linalg --mlir-print-debuginfo \
+// RUN:   | filecheck %s --check-prefix=LOC
 
 /// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
 /// from the indexing map; the body is the float add.
@@ -218,5 +220,21 @@ func.func @astype_where(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {
 // CHECK:         return %[[R]]
 func.func @not_pyfront(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+/// The lowered ops carry the pyfront op's location, so later diagnostics still
+/// name the user's Python line.
+
+// LOC-DAG: #[[$PY:.*]] = loc("model.py":7:3)
+// LOC-LABEL: func.func @keeps_location
+// LOC:         %{{.*}} = tensor.empty() : tensor<4xf32> loc(#[[$PY]])
+// LOC:         math.exp %{{.*}} : f32 loc(#[[$PY]])
+// LOC:         } -> tensor<4xf32> loc(#[[$PY]])
+// LOC-NOT:     pyfront.exp
+func.func @keeps_location(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32> loc("model.py":7:3)
   return %0 : tensor<4xf32>
 }
