@@ -2,7 +2,8 @@
 
 Assumes: guards sit in the function's entry block (straight-line code).
 Guarantees: no `pyfront.guard` remains. A function with N guards returns one
-more value, a `tensor<Nxi1>` of the guard conditions in program order, with
+more value, a `tensor<Nxi8>` (1 = held; i8 because IREE mishandles i1 in
+`tensor.from_elements`) of the guard conditions in program order, with
 output path `guards`; `pyfront.guards` on the function lists each guard as
 [kind, site, reason]. The runtime commits state and returns results only when
 every flag is true; otherwise it re-runs the call in the interpreter and
