@@ -8,12 +8,13 @@ cannot register a dialect, so these definitions are the dialect.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pyfront.dialects.mlir import ir
 
-_REGISTRY: dict[str, "OpDef"] = {}
+_REGISTRY: dict[str, OpDef] = {}
 
 
 class VerificationError(Exception):
@@ -71,7 +72,7 @@ def _from_mlir(kind: str, attr: ir.Attribute) -> Any:
 class OpView:
     """Typed access to one op: operands, attributes and results by their declared names."""
 
-    def __init__(self, opdef: "OpDef", op: ir.Operation):
+    def __init__(self, opdef: OpDef, op: ir.Operation):
         self.opdef = opdef
         self.op = op
 

@@ -30,10 +30,10 @@ class Path:
     root: str  # "arg<i>", "global:<name>", "cell:<name>", "return<i>" or "guards"
     steps: tuple[tuple[str, Any], ...] = ()  # ("attr", name) | ("item", key)
 
-    def attr(self, name: str) -> "Path":
+    def attr(self, name: str) -> Path:
         return Path(self.root, self.steps + (("attr", name),))
 
-    def item(self, key: Any) -> "Path":
+    def item(self, key: Any) -> Path:
         return Path(self.root, self.steps + (("item", key),))
 
     def __str__(self) -> str:
@@ -43,7 +43,7 @@ class Path:
         return out
 
     @staticmethod
-    def parse(text: str) -> "Path":
+    def parse(text: str) -> Path:
         m = re.match(r"(arg\d+|return\d+|guards|global:[A-Za-z_]\w*|cell:[A-Za-z_]\w*)", text)
         if not m:
             raise ValueError(f"bad access path {text!r}")

@@ -8,8 +8,8 @@ runtime/marshal.py) because that is how IREE stores them.
 from __future__ import annotations
 
 import numpy as np
-
 from pyfront.dialects.mlir import ir
+
 
 def isa(cls: type, t: ir.Type) -> bool:
     """Whether MLIR type `t` is an instance of the bindings' type class `cls`."""

@@ -16,13 +16,27 @@ function arguments or other state loads. Guarantees:
 from __future__ import annotations
 
 from pyfront.dialects.core import (
-    LOAD_ATTR, LOAD_CELL, LOAD_GLOBAL, LOAD_ITEM, STATE_LOADS, STATE_STORES,
-    STORE_ATTR, STORE_CELL, STORE_GLOBAL, STORE_ITEM,
+    LOAD_ATTR,
+    LOAD_CELL,
+    LOAD_GLOBAL,
+    STATE_LOADS,
+    STATE_STORES,
+    STORE_ATTR,
+    STORE_CELL,
+    STORE_GLOBAL,
 )
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import is_object
-from pyfront.passes.funcs import INPUTS, functions, input_paths, output_paths, return_op, set_results, set_string_list
+from pyfront.passes.funcs import (
+    INPUTS,
+    functions,
+    input_paths,
+    output_paths,
+    return_op,
+    set_results,
+    set_string_list,
+)
 from pyfront.passes.registry import register_pass
 
 

@@ -23,14 +23,7 @@ from pyfront.passes.registry import register_pass
 def lower_guards(module: ir.Operation) -> None:
     for fn in functions(module):
         guards = [op for op in fn.body.blocks[0].operations if op.name == GUARD.name]
-        nested = []
-
-        def find(op):
-            if op.name == GUARD.name and op.parent.name != "func.func":
-                nested.append(op)
-            return ir.WalkResult.ADVANCE
-
-        fn.operation.walk(find)
+        nested = _nested_guards(fn.operation)
         if nested:
             raise ValueError(f"lower-guards: guard inside a region at {nested[0].location} is not supported yet")
         if not guards:
@@ -51,3 +44,15 @@ def lower_guards(module: ir.Operation) -> None:
         set_results(fn, list(ret.operands) + [flags], output_paths(fn) + ["guards"])
         for g in guards:
             g.erase()
+
+
+def _nested_guards(fn: ir.Operation) -> list[ir.Operation]:
+    found = []
+
+    def visit(op):
+        if op.name == GUARD.name and op.parent.name != "func.func":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit)
+    return found

@@ -8,8 +8,8 @@ pipeline and is re-raised to the caller unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from pyfront.dialects.mlir import ir, passmanager
 
@@ -82,7 +82,7 @@ def _external(info: PassInfo, errors: list[BaseException]):
     def run(op: ir.Operation, pass_) -> None:
         try:
             info.run(op)
-        except Exception as e:  # surfaced after pm.run returns
+        except Exception as e:  # noqa: BLE001 - re-raised by run_passes after pm.run
             errors.append(e)
             pass_.signal_pass_failure()
 

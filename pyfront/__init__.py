@@ -32,7 +32,7 @@ _EXPORTS = {
     "Config": "pyfront.config",
     "Unsupported": "pyfront.errors",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain"]
 __version__ = "0.1.0"
 
 

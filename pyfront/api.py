@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyfront.config import Config
 from pyfront.errors import Unsupported

@@ -15,7 +15,7 @@ class Unsupported(Exception):
         self.lineno = getattr(node, "lineno", None)
         super().__init__(reason)
 
-    def located(self, node: ast.AST | None, filename: str) -> "Unsupported":
+    def located(self, node: ast.AST | None, filename: str) -> Unsupported:
         """Attach the innermost user location known when the error propagates."""
         if self.lineno is None and node is not None:
             self.lineno = getattr(node, "lineno", None)

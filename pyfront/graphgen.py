@@ -26,14 +26,23 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import numpy_api, semantics as S
+from pyfront import numpy_api
+from pyfront import semantics as S
 from pyfront.dialects import core, verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
-from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, ScalarSpec, SeqSpec, is_constant, spec_of
+from pyfront.specialize import (
+    ArraySpec,
+    ConstSpec,
+    ObjectSpec,
+    ScalarSpec,
+    SeqSpec,
+    is_constant,
+    spec_of,
+)
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
@@ -413,7 +422,7 @@ class GraphGenerator(ast.NodeVisitor):
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
             value = base.value
-            if isinstance(value, types.ModuleType) or isinstance(value, type):
+            if isinstance(value, (types.ModuleType, type)):
                 attr = getattr(value, name, MISSING)
                 if attr is MISSING:
                     raise Unsupported(f"{value.__name__} has no attribute {name!r}", node)
@@ -594,28 +603,13 @@ class GraphGenerator(ast.NodeVisitor):
         if not isinstance(callee, Known):
             raise Unsupported(f"calling {S.describe(callee)} is not supported", node)
         fn = callee.value
-        if _hashable(fn) and fn in numpy_api.FUNCTIONS:
-            return self._apply(numpy_api.FUNCTIONS[fn], args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
-        if fn is float and len(args) == 1 and isinstance(args[0], Tensor):
-            t = args[0]
-            if t.ndim != 0:
-                raise Unsupported("float() of an array with more than one element", node)
-            return S.astype(t, np.dtype(np.float64), float)
-        if all(isinstance(a, Known) for a in args + list(kwargs.values())):
-            if _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic))):
-                return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
-        if _hashable(fn) and fn in (len,) and len(args) == 1 and isinstance(args[0], (Tensor, Seq)):
-            a = args[0]
-            if isinstance(a, Seq):
-                return Known(len(a.items))
-            if a.ndim == 0:
-                raise Unsupported("len() of unsized object", node)
-            return Known(a.shape[0])
-        if isinstance(fn, type) and issubclass(fn, np.generic) and len(args) == 1 and isinstance(args[0], Tensor):
-            t = args[0]
-            if t.ndim != 0:
-                raise Unsupported(f"{fn.__name__}() of an array", node)
-            return S.astype(t, np.dtype(fn), fn)
+        handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
+        if handler is not None:
+            return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
+        if all(isinstance(a, Known) for a in args + list(kwargs.values())) and _is_pure(fn):
+            return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+        if _hashable(fn) and len(args) == 1 and not kwargs and numpy_api.converts(fn):
+            return numpy_api.convert(fn, args[0])
         if isinstance(fn, types.FunctionType):
             return self._inline(fn, args, kwargs, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
@@ -699,6 +693,11 @@ def _leaves(v: Any):
             yield from _leaves(i)
     else:
         yield v
+
+
+def _is_pure(fn: Any) -> bool:
+    """Builtins and NumPy scalar types that compute without side effects (safe to fold)."""
+    return _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic)))
 
 
 def _hashable(v: Any) -> bool:

@@ -9,7 +9,9 @@ front-end values (values.py) and return one.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +52,7 @@ def implements(*targets: Any, method: str | None = None):
 
 # Ufuncs: every ufunc the primitive table lowers is callable as np.<name>.
 for _uf in S.UFUNC_PRIMITIVE:
-    FUNCTIONS[_uf] = (lambda uf: lambda *args: S.ufunc(uf, *args))(_uf)
+    FUNCTIONS[_uf] = functools.partial(S.ufunc, _uf)
 FUNCTIONS[np.power] = S.power
 
 
@@ -217,3 +219,26 @@ ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
     "dtype": lambda t: Known(t.dtype),
     "T": lambda t: S.transpose(t),
 }
+
+
+# Python conversions of computed values: float(t), len(t), np.float32(t), ...
+
+
+def converts(fn: Any) -> bool:
+    return fn in (float, len) or (isinstance(fn, type) and issubclass(fn, np.generic))
+
+
+def convert(fn: Any, value: Any) -> Any:
+    if fn is len:
+        if isinstance(value, Seq):
+            return Known(len(value.items))
+        t = S.to_tensor(value)
+        if t.ndim == 0:
+            raise Unsupported("len() of unsized object")
+        return Known(t.shape[0])
+    t = S.to_tensor(value)
+    if t.ndim != 0:
+        raise Unsupported(f"{fn.__name__}() of an array (only 0-d values convert)")
+    if fn is float:
+        return S.astype(t, np.dtype(np.float64), float)
+    return S.astype(t, np.dtype(fn), fn)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import ast
 import types
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -37,8 +37,10 @@ class Report:
     def __str__(self) -> str:
         lines = [
             f"pyfront report for {self.name}",
-            f"  calls: {self.calls} (compiled {self.compiled_calls}, interpreted {self.interpreted_calls}"
-            f" of which profiled {self.profiled_calls}), deopts: {self.deopts}, compilations: {self.compilations}",
+            (
+                f"  calls: {self.calls} (compiled {self.compiled_calls}, interpreted {self.interpreted_calls}"
+                f" of which profiled {self.profiled_calls}), deopts: {self.deopts}, compilations: {self.compilations}"
+            ),
         ]
         for i, v in enumerate(self.variants):
             origin = "disk cache" if v.cache_hit else "compiled"

@@ -13,7 +13,8 @@ cannot reproduce raises `Unsupported`, and the call stays in the interpreter.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class Known:
 class View:
     """How a Tensor aliases another one in the interpreter (NumPy views share memory)."""
 
-    base: "Tensor"
+    base: Tensor
     replay: Callable[[Any], Any]  # applies the same view operation to the base on the host
 
 

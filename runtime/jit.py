@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from pyfront.dialects.mlir import ir
+from pyfront.passes import JIT_PIPELINE, run_passes
+from pyfront.passes.funcs import functions, input_paths, output_paths
+from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
+from pyfront.runtime.variant import GuardInfo, Variant
+
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
-from pyfront.passes import JIT_PIPELINE, run_passes
-from pyfront.passes.funcs import functions, input_paths, output_paths
-from pyfront.dialects.mlir import ir
-from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
-from pyfront.runtime.variant import GuardInfo, Variant
 
 
 def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile) -> Variant:

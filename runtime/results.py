@@ -8,11 +8,11 @@ replayed on the host from their base (so aliasing is NumPy's own).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from pyfront.dialects.state_path import Path
 
 
@@ -89,13 +89,13 @@ def make_resolver(path: Path, fn) -> Callable[[tuple], Any]:
     root = path.root
     if root.startswith("arg"):
         i = int(root[3:])
-        get_root = lambda args: args[i]  # noqa: E731
+        get_root = lambda args: args[i]
     elif root.startswith("global:"):
         name, g = root[7:], fn.__globals__
-        get_root = lambda args: g[name]  # noqa: E731
+        get_root = lambda args: g[name]
     elif root.startswith("cell:"):
         cell = fn.__closure__[fn.__code__.co_freevars.index(root[5:])]
-        get_root = lambda args: cell.cell_contents  # noqa: E731
+        get_root = lambda args: cell.cell_contents
     else:
         raise ValueError(f"path {path} cannot be read")
     getter = get_root

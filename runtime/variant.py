@@ -9,14 +9,15 @@ caller can re-run the call in the interpreter from its start.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from pyfront.dialects.state_path import Path
-from pyfront.guards import IdentityGuard, StateGuard
 from pyfront.runtime.results import ResultBuilder, box, make_committer, make_resolver
+
+from pyfront.guards import IdentityGuard, StateGuard
 
 
 @dataclass(frozen=True)

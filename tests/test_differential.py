@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from differential import arrays, check
 
 import pyfront
-from differential import arrays, check
 
 pytestmark = pytest.mark.iree
 

@@ -15,11 +15,11 @@ disagrees with the table is rejected.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.opdef import Attr, OpDef, OpView, register
 from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, shape_of, tensor_dtype, tensor_type

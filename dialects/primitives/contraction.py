@@ -8,7 +8,6 @@ named op and is rejected.
 from __future__ import annotations
 
 import numpy as np
-
 from pyfront.dialects.mlir import linalg
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives.base import primitive, same_dtype

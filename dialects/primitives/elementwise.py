@@ -8,10 +8,9 @@ rejected by the op's operand rule, as NumPy has no loop for it here.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import emit

@@ -8,10 +8,9 @@ bool as i1, NaN-propagating max) are decided in one place.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-
 from pyfront.dialects.mlir import arith, ir, linalg, math, tensor
 from pyfront.dialects.types import element_type, shape_of, tensor_dtype, tensor_type
 

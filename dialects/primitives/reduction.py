@@ -9,7 +9,6 @@ accumulates in its operand dtype.
 from __future__ import annotations
 
 import numpy as np
-
 from pyfront.dialects.mlir import arith, ir, linalg
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import emit

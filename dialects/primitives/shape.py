@@ -8,7 +8,6 @@ front end); integer indices are a size-1 slice followed by a reshape.
 from __future__ import annotations
 
 import numpy as np
-
 from pyfront.dialects.mlir import linalg, tensor
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import emit
