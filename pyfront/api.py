@@ -24,7 +24,13 @@ from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.profiler import Profiler
 from pyfront.report import Report, VariantReport
+from pyfront.runtime.variant import Deopt
 from pyfront.specialize import key_of
+
+# Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
+RELAXABLE = ("state", "branch")
+# Other in-graph assumptions (e.g. no integer division by zero) are given up after this many failures.
+GIVE_UP_AFTER = 8
 
 
 class CompiledFunction:
@@ -48,9 +54,8 @@ class CompiledFunction:
         return types.MethodType(self, obj)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        report = self._report
         with self._lock:
-            report.calls += 1
+            self._report.calls += 1
         if self.config.disabled:
             return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
         if kwargs:
@@ -59,32 +64,35 @@ class CompiledFunction:
             key = tuple(key_of(a) for a in args)
         except TypeError:
             return self._interpret("an argument cannot be specialized on", args, kwargs)
-        for variant in self._variants.get(key, ()):
-            result = variant.run(args)
-            if type(result).__name__ != "Deopt":
-                with self._lock:
-                    report.compiled_calls += 1
-                return result
-            self._deopt(variant, result)
-        with self._lock:
-            if report.profiled_calls < self.config.profile_calls:
-                return self._profile(args, kwargs)
-            variant = self._compile(key, args, kwargs)
-        if variant is None:
-            return self._interpret(self._unsupported.get(key, "no compiled variant"), args, kwargs)
+        variants = self._variants.get(key)
+        if variants:
+            variant = variants[-1]
+        else:
+            with self._lock:
+                profiling = self._report.profiled_calls < self.config.profile_calls
+                if profiling:
+                    self._report.profiled_calls += 1
+                else:
+                    variant = self._compile(key, args, kwargs)
+            if profiling:
+                return self._profiled(args, kwargs)
+            if variant is None:
+                return self._interpret(self._unsupported.get(key, "no compiled variant"), args, kwargs)
         result = variant.run(args)
-        if type(result).__name__ == "Deopt":
-            self._deopt(variant, result)
-            return self._interpret(f"deopt: {result.reason}", args, kwargs)
+        if isinstance(result, Deopt):
+            self._deopt(key, variant, result)
+            # Nothing was committed: re-run from the start, profiled, so the
+            # failed assumption can be relaxed when this key is compiled again.
+            return self._profiled(args, kwargs)
         with self._lock:
-            report.compiled_calls += 1
+            self._report.compiled_calls += 1
         return result
 
-    def _profile(self, args: tuple, kwargs: dict) -> Any:
-        if self._profiler is None:
-            self._profiler = Profiler(self.fn)
-        self._report.profiled_calls += 1
-        self._report.interpreted_calls += 1
+    def _profiled(self, args: tuple, kwargs: dict) -> Any:
+        with self._lock:
+            if self._profiler is None:
+                self._profiler = Profiler(self.fn)
+            self._report.interpreted_calls += 1
         return self._profiler.run(args, kwargs)
 
     def _compile(self, key: Any, args: tuple, kwargs: dict):
@@ -93,9 +101,6 @@ class CompiledFunction:
 
         if key in self._unsupported:
             return None
-        existing = self._variants.get(key)
-        if existing:
-            return None  # its variants' guards failed; the interpreter runs this call
         if self._report.compilations >= 2 * self.config.max_variants or sum(
             len(v) for v in self._variants.values()
         ) >= self.config.max_variants:
@@ -114,16 +119,20 @@ class CompiledFunction:
         self._variants.setdefault(key, []).append(variant)
         return variant
 
-    def _deopt(self, variant, deopt) -> None:
+    def _deopt(self, key: Any, variant, deopt: Deopt) -> None:
+        """Count a failed assumption; retire the variant when recompiling can relax it."""
         with self._lock:
             self._report.deopts += 1
-            self._report.deopt_reasons[f"{deopt.site}: [{deopt.kind}] {deopt.reason}"] += 1
-            if deopt.kind == "state":
-                # Python state the variant was specialized on changed: retire it so
-                # the next call can compile against the new state.
-                variants = self._variants.get(variant.key, [])
-                if variant in variants:
-                    variants.remove(variant)
+            site = f"{deopt.site}: [{deopt.kind}] {deopt.reason}"
+            self._report.deopt_reasons[site] += 1
+            variants = self._variants.get(key, [])
+            if variant not in variants:
+                return
+            if deopt.kind in RELAXABLE:
+                variants.remove(variant)
+            elif self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
+                variants.remove(variant)
+                self._unsupported[key] = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
 
     def _interpret(self, reason: str, args: tuple, kwargs: dict) -> Any:
         with self._lock:

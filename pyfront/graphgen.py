@@ -28,6 +28,7 @@ import numpy as np
 
 from pyfront import numpy_api
 from pyfront import semantics as S
+from pyfront.branches import BranchMixin, FunctionReturn, returns
 from pyfront.dialects import core, verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
@@ -94,11 +95,6 @@ class _Frame:
     local_names: frozenset = frozenset()
 
 
-class _Return(Exception):
-    def __init__(self, value: Any):
-        self.value = value
-
-
 def parse_function(fn: types.FunctionType) -> ast.FunctionDef:
     try:
         source = textwrap.dedent(inspect.getsource(fn))
@@ -129,7 +125,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(ast.NodeVisitor):
+class GraphGenerator(BranchMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None):
@@ -142,6 +138,8 @@ class GraphGenerator(ast.NodeVisitor):
         self._guarded: set = set()
         self.frames: list[_Frame] = []
         self.node: ast.AST | None = None
+        # Where state loads go while generating inside scf.if regions (hoisted above them).
+        self.hoist_points: list[ir.InsertionPoint] = []
         # Attributes stored earlier in this call: later reads see the local copy.
         self.stored_attrs: dict[tuple[int, str], Tensor] = {}
 
@@ -230,17 +228,25 @@ class GraphGenerator(ast.NodeVisitor):
             frame.env[name] = Known(value) if not _is_value(value) else value
         self.frames.append(frame)
         try:
-            self._visit_body(node.body)
+            self._visit_body(node.body, top=True)
             return Known(None)
-        except _Return as r:
+        except FunctionReturn as r:
             return r.value
         except Unsupported as e:
             raise e.located(self.node, frame.filename)
         finally:
             self.frames.pop()
 
-    def _visit_body(self, body: list[ast.stmt]) -> None:
-        for stmt in body:
+    def _visit_body(self, body: list[ast.stmt], top: bool = False) -> None:
+        """Visit statements; `top` means the rest of `body` is the rest of the function."""
+        for i, stmt in enumerate(body):
+            if top and isinstance(stmt, ast.If) and (returns(stmt.body) or returns(stmt.orelse)):
+                # A return inside a branch on a computed value: the rest of
+                # this body becomes the path on which the branch does not return.
+                self.node = stmt
+                with ir.Location.file(self.frame.filename, stmt.lineno, stmt.col_offset):
+                    self._visit_if_returning(stmt, body[i + 1:])
+                return
             self.visit(stmt)
 
     def visit(self, node: ast.AST) -> Any:
@@ -263,7 +269,7 @@ class GraphGenerator(ast.NodeVisitor):
         return None
 
     def visit_Return(self, node: ast.Return) -> None:
-        raise _Return(self.visit(node.value) if node.value else Known(None))
+        raise FunctionReturn(self.visit(node.value) if node.value else Known(None))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
@@ -311,6 +317,9 @@ class GraphGenerator(ast.NodeVisitor):
             self._check_plain_object(obj.example, setting=True)
             if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
                 raise Unsupported("only arrays can be stored to attributes by compiled code yet", target)
+            if self.hoist_points:
+                raise Unsupported("attribute stores inside a branch on a computed value are not supported yet",
+                                  target)
             core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
             self.stored_attrs[(id(obj.example), target.attr)] = Tensor(value.value, np.ndarray)
         else:
@@ -328,13 +337,6 @@ class GraphGenerator(ast.NodeVisitor):
         if len(items) != n:
             raise Unsupported(f"unpacking {len(items)} values into {n} targets raises ValueError", node)
         return items
-
-    def visit_If(self, node: ast.If) -> None:
-        test = self.visit(node.test)
-        if not isinstance(test, Known):
-            raise Unsupported("branches on computed values are not supported yet", node)
-        taken = S.fold(bool, test.value).value
-        self._visit_body(node.body if taken else node.orelse)
 
     def visit_For(self, node: ast.For) -> None:
         iterable = self.visit(node.iter)
@@ -404,14 +406,14 @@ class GraphGenerator(ast.NodeVisitor):
             S.check_dtype(value.dtype)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
-            t = op.build([], [tensor_type(value.shape, value.dtype)], name=name).result
+            t = op.build([], [tensor_type(value.shape, value.dtype)], name=name, ip=self._state_ip()).result
             return Tensor(t, np.ndarray, source=path)
         self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
         if is_constant(value) or isinstance(value, np.generic):
             return Known(value)
         self._check_plain_object(value)
         op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
-        return Obj(op.build([], [object_type()], name=name).result, value, path)
+        return Obj(op.build([], [object_type()], name=name, ip=self._state_ip()).result, value, path)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
@@ -463,14 +465,16 @@ class GraphGenerator(ast.NodeVisitor):
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
-            t = core.LOAD_ATTR.build([obj.value], [tensor_type(value.shape, value.dtype)], name=name).result
+            t = core.LOAD_ATTR.build([obj.value], [tensor_type(value.shape, value.dtype)], name=name,
+                                     ip=self._state_ip()).result
             return Tensor(t, np.ndarray, source=path)
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)
         self._check_plain_object(value)
         self._state_guard(path, ObjectSpec(type(value)), node)
-        return Obj(core.LOAD_ATTR.build([obj.value], [object_type()], name=name).result, value, path)
+        return Obj(core.LOAD_ATTR.build([obj.value], [object_type()], name=name, ip=self._state_ip()).result,
+                   value, path)
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
@@ -567,12 +571,6 @@ class GraphGenerator(ast.NodeVisitor):
                 return v
         return result
 
-    def visit_IfExp(self, node: ast.IfExp) -> Any:
-        test = self.visit(node.test)
-        if not isinstance(test, Known):
-            raise Unsupported("conditional expressions on computed values are not supported yet", node)
-        return self.visit(node.body if S.fold(bool, test.value).value else node.orelse)
-
     def visit_Call(self, node: ast.Call) -> Any:
         callee = self.visit(node.func)
         args = []
@@ -637,6 +635,10 @@ class GraphGenerator(ast.NodeVisitor):
 
     def _site(self, node: ast.AST | None) -> str:
         return f"{self.frame.filename}:{getattr(node, 'lineno', '?')}"
+
+    def _state_ip(self) -> ir.InsertionPoint | None:
+        """State loads are hoisted above branches on computed values (see branches.py)."""
+        return self.hoist_points[0] if self.hoist_points else None
 
     def _guard(self, g: IdentityGuard) -> None:
         key = (g.kind, id(g.container), g.name)

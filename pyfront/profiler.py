@@ -1,9 +1,10 @@
 """The profiler: runs a function in the interpreter and records what it saw.
 
 For every profiled call it records each argument's type, dtype, shape and (for
-Python scalars, bools, None, strings and tuples of these) value; and, per AST
+Python scalars, bools, None, strings and tuples of these) value; per AST
 site, the same facts about the values of global and closure names, attribute
-reads, subscripts and calls. Sites are recorded by running an instrumented
+reads, subscripts and calls; and the outcomes of every `if`, conditional
+expression and `while` test. Sites are recorded by running an instrumented
 copy of the function: its AST with each interesting expression wrapped in an
 observer call that returns the value unchanged, compiled with the original
 globals and closure cells, so the call has the interpreter's semantics.
@@ -24,6 +25,7 @@ from pyfront.errors import Unsupported
 from pyfront.graphgen import parse_function
 
 _OBSERVER = "__pyfront_observe__"
+_BRANCH = "__pyfront_branch__"
 _MAX_VALUES = 8
 
 
@@ -76,12 +78,17 @@ class Observation:
 class Profile:
     calls: int = 0
     args: dict[int, Observation] = field(default_factory=dict)
-    sites: dict[tuple, Observation] = field(default_factory=dict)  # (lineno, col, kind, text) -> obs
+    sites: dict[tuple, Observation] = field(default_factory=dict)  # site key -> observation
+    branches: dict[tuple, Counter] = field(default_factory=dict)  # site key of the test -> outcomes
     instrumented: bool = True
     note: str = ""
 
     def site(self, node: ast.AST) -> Observation | None:
         return self.sites.get(_site_key(node))
+
+    def branch(self, test: ast.AST) -> Counter | None:
+        """How often the test expression `test` was true and false."""
+        return self.branches.get(_site_key(test))
 
 
 def _site_key(node: ast.AST) -> tuple:
@@ -118,6 +125,17 @@ class _Instrument(ast.NodeTransformer):
         self.generic_visit(node)
         return self._wrap(node)
 
+    def _wrap_test(self, node: ast.If | ast.IfExp | ast.While) -> ast.AST:
+        key = _site_key(node.test)
+        self.generic_visit(node)
+        # The observer returns bool(test), so truth is evaluated exactly once, as in Python.
+        node.test = ast.copy_location(
+            ast.Call(ast.Name(_BRANCH, ast.Load()), [ast.Constant(key), node.test], []), node.test
+        )
+        return node
+
+    visit_If = visit_IfExp = visit_While = _wrap_test
+
     # Nested functions and lambdas have their own scopes; leave them alone.
     def visit_FunctionDef(self, node):
         return node
@@ -138,7 +156,7 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
     freevars = fn.__code__.co_freevars
     factory = ast.FunctionDef(
         name="__pyfront_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER,) + freevars],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER, _BRANCH) + freevars],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
         decorator_list=[],
@@ -156,7 +174,13 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
         return value
 
     cells = dict(zip(freevars, fn.__closure__ or ()))
+    def branch(key, test):
+        outcome = bool(test)
+        profile.branches.setdefault(key, Counter())[outcome] += 1
+        return outcome
+
     cells[_OBSERVER] = types.CellType(observe)
+    cells[_BRANCH] = types.CellType(branch)
     closure = tuple(cells[name] for name in inner.co_freevars)
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     copy.__kwdefaults__ = fn.__kwdefaults__

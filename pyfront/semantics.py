@@ -147,8 +147,7 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
         divisor = values[1]
         nonzero = get("not_equal").build([divisor, emit.dense(np.zeros((), in_dtypes[1]))])
         all_nonzero = reduce_all(nonzero)
-        GUARD.build([all_nonzero], [], kind="value", reason="integer division by zero (NumPy warns)",
-                    site=_site())
+        guard(all_nonzero, "value", "integer division by zero (NumPy warns)")
     result = build(name, values)
     assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
     shape = Tensor(result, np.ndarray).shape
@@ -173,6 +172,27 @@ def reduce_all(flags: ir.Value) -> ir.Value:
     """A 0-d bool tensor: every element of the bool tensor `flags` is true."""
     t = Tensor(flags, np.ndarray)
     return get("min").build([flags], axes=tuple(range(t.ndim)), keepdims=False) if t.ndim else flags
+
+
+def guard(cond: ir.Value, kind: str, reason: str) -> None:
+    """Emit an in-graph `pyfront.guard` at the current location (function level only, for now)."""
+    owner = ir.InsertionPoint.current.block.owner
+    if owner is not None and owner.operation.name != "func.func":
+        raise Unsupported(f"a {kind} assumption inside a branch on a computed value is not supported yet")
+    GUARD.build([cond], [], kind=kind, reason=reason, site=_site())
+
+
+def truth(v: Any) -> ir.Value:
+    """`bool(v)` of a computed value as a 0-d tensor<i1> (NumPy: only single-element arrays)."""
+    t = to_tensor(v)
+    if int(np.prod(t.shape, dtype=np.int64)) != 1:
+        raise Unsupported("the truth value of an array with more than one element is ambiguous (NumPy raises)")
+    flag = astype(t, BOOL)
+    return flag.value if t.ndim == 0 else build("reshape", [flag.value], shape=())
+
+
+def logical_not(flag: ir.Value) -> ir.Value:
+    return get("logical_not").build([flag])
 
 
 def _site() -> str:

@@ -1,0 +1,223 @@
+"""Branches on computed values (JANUS §4.2.1), as a mixin of the graph generator.
+
+A branch whose profile saw one outcome only is speculated: the graph contains
+that side alone plus a `pyfront.guard` (kind "branch") on the condition; if
+the guard fails at run time the call is discarded and re-run in the
+interpreter (which profiles it, so the next compilation sees both outcomes).
+A branch seen both ways, or never profiled (e.g. inside an inlined helper),
+becomes an `scf.if` whose results are the variables either side assigns.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pyfront import semantics as S
+from pyfront.dialects.mlir import ir, scf, tensor
+from pyfront.errors import Unsupported
+from pyfront.values import Known, Seq, Tensor
+
+
+class BranchMixin:
+    def visit_If(self, node: ast.If) -> None:
+        test = self.visit(node.test)
+        if isinstance(test, Known):
+            self._visit_body(node.body if S.fold(bool, test.value).value else node.orelse)
+            return
+        cond = S.truth(test)
+        taken = self._speculated_outcome(node.test)
+        if taken is not None:
+            self._guard_branch(cond, taken, node)
+            self._visit_body(node.body if taken else node.orelse)
+            return
+        if returns(node.body) or returns(node.orelse):
+            raise Unsupported("return inside a branch on a computed value is supported only at a function's top level",
+                              node)
+        self._if_statement(cond, node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        test = self.visit(node.test)
+        if isinstance(test, Known):
+            return self.visit(node.body if S.fold(bool, test.value).value else node.orelse)
+        cond = S.truth(test)
+        taken = self._speculated_outcome(node.test)
+        if taken is not None:
+            self._guard_branch(cond, taken, node)
+            return self.visit(node.body if taken else node.orelse)
+        (value,) = self._region_if(cond, lambda: [self.visit(node.body)], lambda: [self.visit(node.orelse)], node)
+        return value
+
+    def _speculated_outcome(self, test: ast.expr) -> bool | None:
+        """The only outcome the profile saw for this test, or None (both seen, or not profiled)."""
+        if self.profile is None or self.frame.fn is not self.fn:
+            return None
+        outcomes = self.profile.branch(test)
+        if not outcomes or len(outcomes) != 1:
+            return None
+        return next(iter(outcomes))
+
+    def _guard_branch(self, cond: ir.Value, taken: bool, node: ast.AST) -> None:
+        flag = cond if taken else S.logical_not(cond)
+        S.guard(flag, "branch", f"the condition at line {node.lineno} was always {taken} when profiled")
+
+    def _if_statement(self, cond: ir.Value, node: ast.If) -> None:
+        names = sorted(_assigned(node.body) | _assigned(node.orelse))
+        before = dict(self.frame.env)
+
+        def side(body):
+            def run():
+                self.frame.env = dict(before)
+                self._visit_body(body)
+                return [self.frame.env.get(n) for n in names]
+            return run
+
+        values = self._region_if(cond, side(node.body), side(node.orelse), node, names)
+        self.frame.env = before
+        for name, value in zip(names, values):
+            if value is not None:
+                self.frame.env[name] = value
+
+    def _region_if(self, cond: ir.Value, then_fn, else_fn, node: ast.AST, names=None) -> list:
+        """Build `scf.if` from two sides that each return a list of values to merge."""
+        # Result types are known only after both sides are built: build them in
+        # a result-less scf.if, then move the ops into the real one.
+        i1 = tensor.extract(cond, [])
+        draft = scf.IfOp(i1, [], has_else=True)
+        if not self.hoist_points:
+            # State is read before the outermost branch (reads have no side effects).
+            self.hoist_points.append(ir.InsertionPoint(draft.operation))
+        sides = []
+        try:
+            for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
+                with ir.InsertionPoint(block):
+                    try:
+                        sides.append(fn())
+                    except FunctionReturn:
+                        raise Unsupported("return inside a branch on a computed value is not supported yet",
+                                          node) from None
+        finally:
+            if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
+                self.hoist_points.clear()
+        what = names or ["the conditional expression"] * len(sides[0])
+        merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
+        pending = [p for m in merged for p in _pending(m)]
+        with ir.InsertionPoint(draft.operation):
+            final = scf.IfOp(i1, [p.a.value.type for p in pending], has_else=True)
+        for src, dst, pick in ((draft.then_block, final.then_block, "a"), (draft.else_block, final.else_block, "b")):
+            for op in list(src.operations):
+                dst.append(op)
+            with ir.InsertionPoint(dst):
+                scf.YieldOp([getattr(p, pick).value for p in pending])
+        draft.operation.erase()
+        results = dict(zip(map(id, pending), final.results))
+        return [_rebuild(m, results) for m in merged]
+
+    def _visit_if_returning(self, node: ast.If, rest: list[ast.stmt]) -> None:
+        """An `if` at a function's top level with a return in a branch; `rest` follows it."""
+        test = self.visit(node.test)
+        if isinstance(test, Known):
+            taken = S.fold(bool, test.value).value
+        else:
+            cond = S.truth(test)
+            taken = self._speculated_outcome(node.test)
+            if taken is None:
+                self._if_with_return(cond, node, rest)
+            self._guard_branch(cond, taken, node)
+        self._visit_body((node.body if taken else node.orelse) + rest, top=True)
+
+    def _if_with_return(self, cond: ir.Value, node: ast.If, rest: list[ast.stmt]) -> None:
+        """`if c: ... return a` then `rest`: every path returns, so scf.if yields the returned value."""
+        before = dict(self.frame.env)
+
+        def side(body):
+            def run():
+                self.frame.env = dict(before)
+                try:
+                    self._visit_body(body, top=True)
+                except FunctionReturn as r:
+                    return [r.value]
+                return [Known(None)]  # falling off the end of the function returns None
+            return run
+
+        then_body = node.body if returns(node.body) else node.body + rest
+        else_body = node.orelse if returns(node.orelse) else node.orelse + rest
+        (value,) = self._region_if(cond, side(then_body), side(else_body), node)
+        raise FunctionReturn(value)
+
+
+@dataclass(frozen=True, eq=False)
+class _Pending:
+    """A value that differs between the branches: it becomes an scf.if result."""
+
+    a: Tensor
+    b: Tensor
+
+
+def _pending(m: Any) -> list[_Pending]:
+    if isinstance(m, _Pending):
+        return [m]
+    if isinstance(m, Seq):
+        return [p for i in m.items for p in _pending(i)]
+    return []
+
+
+def _rebuild(m: Any, results: dict) -> Any:
+    if isinstance(m, _Pending):
+        return Tensor(results[id(m)], m.a.pytype)
+    if isinstance(m, Seq):
+        return Seq(tuple(_rebuild(i, results) for i in m.items), m.kind)
+    return m
+
+
+def returns(body: list[ast.stmt]) -> bool:
+    """Whether every path through `body` ends in a return statement."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and returns(last.body) and returns(last.orelse)
+
+
+class FunctionReturn(Exception):
+    """Raised by a `return` statement while generating the graph; carries the returned value."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
+    """One value after the branch: unchanged, a Known both sides agree on, or an scf.if result."""
+    if a is b:
+        return a
+    if a is None or b is None:
+        raise Unsupported(f"{what} is assigned in only one branch of a condition on a computed value", node)
+    if isinstance(a, Known) and isinstance(b, Known) and type(a.value) is type(b.value) and a.value is b.value:
+        return a
+    if isinstance(a, Seq) and isinstance(b, Seq) and a.kind is b.kind and len(a.items) == len(b.items):
+        return Seq(tuple(_merge(x, y, f"{what}[{i}]", node) for i, (x, y) in enumerate(zip(a.items, b.items))),
+                   a.kind)
+    if isinstance(a, Known) and isinstance(b, Known) and isinstance(a.value, tuple) and isinstance(b.value, tuple):
+        return _merge(Seq(tuple(map(Known, a.value))), Seq(tuple(map(Known, b.value))), what, node)
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if a.value.type == b.value.type and a.pytype is b.pytype:
+            return _Pending(a, b)
+        raise Unsupported(f"{what} has a different type, dtype or shape in each branch", node)
+    if isinstance(a, Known) != isinstance(b, Known) and all(
+        isinstance(v, Tensor) or isinstance(v.value, (int, float, bool, np.generic)) for v in (a, b)
+    ):
+        raise Unsupported(f"{what} is a constant in one branch and computed in the other", node)
+    raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    names = set()
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+    return names
