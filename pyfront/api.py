@@ -72,6 +72,8 @@ class CompiledFunction:
                 profiling = self._report.profiled_calls < self.config.profile_calls
                 if profiling:
                     self._report.profiled_calls += 1
+                elif self._variants.get(key):  # another thread compiled it meanwhile
+                    variant = self._variants[key][-1]
                 else:
                     variant = self._compile(key, args, kwargs)
             if profiling:
