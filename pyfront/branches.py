@@ -204,6 +204,9 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
     if isinstance(a, Known) and isinstance(b, Known) and isinstance(a.value, tuple) and isinstance(b.value, tuple):
         return _merge(Seq(tuple(map(Known, a.value))), Seq(tuple(map(Known, b.value))), what, node)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if any(t.source is not None or t.view is not None for t in (a, b)):
+            # An argument (or a view of one) on one path must stay that very object.
+            raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
         if a.value.type == b.value.type and a.pytype is b.pytype:
             return _Pending(a, b)
         raise Unsupported(f"{what} has a different type, dtype or shape in each branch", node)

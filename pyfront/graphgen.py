@@ -85,6 +85,7 @@ class Graph:
     identity_guards: list[IdentityGuard]
     state_guards: list[StateGuard]
     context: ir.Context
+    effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
 
 
 @dataclass
@@ -136,6 +137,9 @@ class GraphGenerator(BranchMixin, ast.NodeVisitor):
         self.identity_guards: list[IdentityGuard] = []
         self.state_guards: list[StateGuard] = []
         self._guarded: set = set()
+        # Compiled outputs (tensors the call returns or prints) and deferred prints.
+        self.leaves: list[Tensor] = []
+        self.effects: list[tuple[Any, dict]] = []
         self.frames: list[_Frame] = []
         self.node: ast.AST | None = None
         # Where state loads go while generating inside scf.if regions (hoisted above them).
@@ -168,14 +172,14 @@ class GraphGenerator(BranchMixin, ast.NodeVisitor):
                 params = [self._arg_value(s, values, Path(f"arg{i}"), a)
                           for i, (s, a) in enumerate(zip(arg_specs, self.args))]
                 result = self._call_function(fn, node, params, {})
-                leaves: list[Tensor] = []
+                leaves = self.leaves
                 tree = self._result_tree(result, leaves)
                 func.ReturnOp([t.value for t in leaves])
             f.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(input_types, [t.value.type for t in leaves])
             )
             verify_module(module)
-        return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx)
+        return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects)
 
     def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
         if isinstance(spec, ArraySpec):
@@ -601,6 +605,8 @@ class GraphGenerator(BranchMixin, ast.NodeVisitor):
         if not isinstance(callee, Known):
             raise Unsupported(f"calling {S.describe(callee)} is not supported", node)
         fn = callee.value
+        if fn is print:
+            return self._print(args, kwargs, node)
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
             return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
@@ -613,6 +619,20 @@ class GraphGenerator(BranchMixin, ast.NodeVisitor):
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             raise Unsupported(f"calling bound method {fn.__qualname__} of a constant object", node)
         raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)!r} is not supported by the compiler", node)
+
+    def _print(self, args: list, kwargs: dict, node: ast.AST) -> Known:
+        """`print` is deferred: the runtime prints after every guard held, before committing state."""
+        if self.hoist_points:
+            raise Unsupported("print inside a branch on a computed value is not supported yet", node)
+        options = {}
+        for k, v in kwargs.items():
+            if k not in ("sep", "end") or not isinstance(v, Known) or not isinstance(v.value, (str, type(None))):
+                raise Unsupported(f"print(..., {k}=...) is not supported yet (only constant sep and end)", node)
+            options[k] = v.value
+        if any(isinstance(a, (Obj, BoundMethod)) for a in args):
+            raise Unsupported("printing objects is not supported yet (their repr may read state)", node)
+        self.effects.append((self._result_tree(Seq(tuple(args)), self.leaves), options))
+        return Known(None)
 
     def _apply(self, handler, args: list, kwargs: dict, name: str) -> Any:
         try:

@@ -54,6 +54,7 @@ class Variant:
     pyfront_ir: str
     compile_seconds: float
     cache_hit: bool
+    effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
@@ -94,11 +95,15 @@ class Variant:
                     g.failures += 1
                 g = failed[0]
                 return Deopt(g.kind, g.site, g.reason)
+        results = [outputs[i] for i in self._result_index]
+        resolve = lambda path: make_resolver(path, self.fn)(args)  # noqa: E731
+        # Prints see the state before this call's stores, as in the interpreter's order.
+        for tree, options in self.effects:
+            print(*ResultBuilder(tree, resolve).build(results), **options)
         for i, commit in self._commits:
             commit(args, box(outputs[i], np.ndarray))
         self.calls += 1
-        results = [outputs[i] for i in self._result_index]
-        return ResultBuilder(self.result_tree, lambda path: make_resolver(path, self.fn)(args)).build(results)
+        return ResultBuilder(self.result_tree, resolve).build(results)
 
     def describe_guards(self) -> list[str]:
         lines = [f"{g.site}: {g.describe()}" for g in self.identity_guards]

@@ -2,14 +2,16 @@
 
 `check(fn, calls)` runs every call twice, on deep copies of its arguments:
 once through plain CPython and once through `pyfront.compile`, and compares
-returned values (Python type, dtype, shape, values), raised exceptions and the
-arguments' state afterwards. It returns the compiled function so tests can
+returned values (Python type, dtype, shape, values), raised exceptions,
+printed output and the arguments' state afterwards. It returns the compiled function so tests can
 assert on `pyfront.explain`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -67,11 +69,13 @@ def _assert_same_identities(expected, got, plain_args, compiled_args, where: str
             _assert_same_identities(e, g, plain_args, compiled_args, f"{where}[{k}]")
 
 
-def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None]:
+def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None, str]:
+    out = io.StringIO()
     try:
-        return fn(*args), None
+        with contextlib.redirect_stdout(out):
+            return fn(*args), None, out.getvalue()
     except Exception as e:  # noqa: BLE001 - compared below
-        return None, e
+        return None, e, out.getvalue()
 
 
 def check(fn: Callable, calls: Iterable[tuple], **options: Any) -> pyfront.CompiledFunction:
@@ -80,8 +84,9 @@ def check(fn: Callable, calls: Iterable[tuple], **options: Any) -> pyfront.Compi
     compiled = pyfront.compile(fn, **options)
     for n, args in enumerate(calls):
         plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
-        expected, expected_error = _run(fn, plain_args)
-        got, error = _run(compiled, compiled_args)
+        expected, expected_error, expected_out = _run(fn, plain_args)
+        got, error, out = _run(compiled, compiled_args)
+        assert out == expected_out, f"call {n}: printed {out!r}, expected {expected_out!r}"
         if expected_error is not None or error is not None:
             assert type(error) is type(expected_error), f"call {n}: raised {error!r}, expected {expected_error!r}"
             assert str(error) == str(expected_error), f"call {n}: message {error} != {expected_error}"
