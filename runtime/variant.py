@@ -96,7 +96,7 @@ class Variant:
                 g = failed[0]
                 return Deopt(g.kind, g.site, g.reason)
         results = [outputs[i] for i in self._result_index]
-        resolve = lambda path: make_resolver(path, self.fn)(args)  # noqa: E731
+        resolve = lambda path: make_resolver(path, self.fn)(args)
         # Prints see the state before this call's stores, as in the interpreter's order.
         for tree, options in self.effects:
             print(*ResultBuilder(tree, resolve).build(results), **options)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from differential import check
 
 import pyfront
-from differential import check
 
 pytestmark = pytest.mark.iree
 
