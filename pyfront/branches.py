@@ -65,7 +65,7 @@ class BranchMixin:
         S.guard(flag, "branch", f"the condition at line {node.lineno} was always {taken} when profiled")
 
     def _if_statement(self, cond: ir.Value, node: ast.If) -> None:
-        names = sorted(_assigned(node.body) | _assigned(node.orelse))
+        names = sorted(assigned_names(node.body) | assigned_names(node.orelse))
         before = dict(self.frame.env)
 
         def side(body):
@@ -217,7 +217,7 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
     raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
 
 
-def _assigned(body: list[ast.stmt]) -> set[str]:
+def assigned_names(body: list[ast.stmt]) -> set[str]:
     names = set()
     for stmt in body:
         for sub in ast.walk(stmt):

@@ -35,6 +35,7 @@ from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
+from pyfront.loops import MAX_STATIC_UNROLL, LoopMixin
 from pyfront.specialize import (
     ArraySpec,
     ConstSpec,
@@ -47,7 +48,6 @@ from pyfront.specialize import (
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
-MAX_STATIC_UNROLL = 256
 
 BINOPS = {
     ast.Add: (operator.add, np.add), ast.Sub: (operator.sub, np.subtract),
@@ -126,7 +126,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(BranchMixin, ast.NodeVisitor):
+class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None):

@@ -1,0 +1,74 @@
+"""Loops: static unrolling on compile-time values, scf.while on computed conditions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from differential import check
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+
+def converge(x):
+    while np.abs(x).max() > 1.0:
+        x = x / 2
+    return x
+
+
+def test_while_on_a_computed_condition():
+    calls = [(np.array(v),) for v in ([5.0, 1.0], [100.0, -3.0], [1e6, 1.0], [7.0, 7.0])]
+    compiled = check(converge, calls)
+    assert pyfront.explain(compiled).compiled_calls == 3
+
+
+def test_while_that_does_not_run_returns_the_argument_itself():
+    small = np.array([0.5, 0.1])
+    compiled = check(converge, [(np.array([4.0, 1.0]),), (np.array([4.0, 1.0]),), (small,), (small,)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 1 and report.deopts == 2, str(report)
+
+
+def newton_sqrt(a):
+    x = a.copy()
+    y = a * 0.5
+    while np.abs(y - x).max() > 1e-12:
+        x = y
+        y = 0.5 * (x + a / x)
+    return y
+
+
+def test_newton_iteration_is_exact():
+    calls = [(np.array(v),) for v in ([2.0, 9.0], [16.0, 3.0], [1e-3, 1e3])]
+    compiled = check(newton_sqrt, calls + calls)
+    assert pyfront.explain(compiled).compiled_calls >= 4
+
+
+def power_iteration(a, steps):
+    v = np.ones(a.shape[0]) / a.shape[0]
+    for _ in range(steps):
+        v = a @ v
+        v = v / np.sqrt((v * v).sum())
+    return v
+
+
+def test_for_range_on_a_compile_time_count_is_unrolled():
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    compiled = check(power_iteration, [(a, 5), (a, 5), (a, 8), (a, 8)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 3 and report.compilations == 2, str(report)
+
+
+def count_while(x):
+    n = 0
+    while x.sum() > 1:
+        x = x / 2
+        n += 1
+    return x, n
+
+
+def test_python_counter_in_a_computed_loop_runs_interpreted():
+    x = np.array([8.0, 8.0])
+    compiled = check(count_while, [(x,), (x,), (x,)])
+    assert "'n' changes in a loop" in str(pyfront.explain(compiled))
