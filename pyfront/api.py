@@ -22,7 +22,7 @@ from typing import Any
 
 from pyfront.config import Config
 from pyfront.errors import Unsupported
-from pyfront.profiler import Profiler
+from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
 from pyfront.specialize import key_of
@@ -46,6 +46,7 @@ class CompiledFunction:
         self._variants: dict[Any, list] = {}
         self._unsupported: dict[Any, str] = {}
         self._profiler: Profiler | None = None
+        self._relaxed: frozenset[int] = frozenset()  # argument positions compiled as runtime operands
         self._report = Report(fn.__qualname__)
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -61,7 +62,7 @@ class CompiledFunction:
         if kwargs:
             return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
         try:
-            key = tuple(key_of(a) for a in args)
+            key = self._key(args)
         except TypeError:
             return self._interpret("an argument cannot be specialized on", args, kwargs)
         variants = self._variants.get(key)
@@ -72,10 +73,12 @@ class CompiledFunction:
                 profiling = self._report.profiled_calls < self.config.profile_calls
                 if profiling:
                     self._report.profiled_calls += 1
-                elif self._variants.get(key):  # another thread compiled it meanwhile
-                    variant = self._variants[key][-1]
                 else:
-                    variant = self._compile(key, args, kwargs)
+                    key = self._relax(key, args)
+                    if self._variants.get(key):  # compiled meanwhile (another thread, or relaxed)
+                        variant = self._variants[key][-1]
+                    else:
+                        variant = self._compile(key, args, kwargs)
             if profiling:
                 return self._profiled(args, kwargs)
             if variant is None:
@@ -97,6 +100,30 @@ class CompiledFunction:
             self._report.interpreted_calls += 1
         return self._profiler.run(args, kwargs)
 
+    def _key(self, args: tuple) -> tuple:
+        relaxed = self._relaxed
+        return tuple(key_of(a, i in relaxed) for i, a in enumerate(args))
+
+    def _relax(self, key: tuple, args: tuple) -> tuple:
+        """Relax Python float arguments seen with several values into runtime operands (lock held).
+
+        JANUS's value -> type step: one variant for all values instead of one per value.
+        """
+        if self._profiler is None:
+            return key
+        args_seen = self._profiler.profile.args
+        for i, a in enumerate(args):
+            args_seen.setdefault(i, Observation()).add(a)
+        varying = {
+            i for i, obs in args_seen.items()
+            if len(obs.facts) > 1 and all(fact[0] is float for fact in obs.facts)
+        }
+        if varying - self._relaxed:
+            self._relaxed = frozenset(self._relaxed | varying)
+            self._report.relaxations.extend(f"arg{i}: Python float value -> runtime operand"
+                                           for i in sorted(varying))
+        return self._key(args)
+
     def _compile(self, key: Any, args: tuple, kwargs: dict):
         """Compile a variant for `key` (lock held); None if it cannot be compiled."""
         from pyfront.runtime.jit import compile_variant
@@ -110,7 +137,7 @@ class CompiledFunction:
             return None
         profile = self._profiler.profile if self._profiler else None
         try:
-            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile)
+            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed)
         except Unsupported as e:
             self._unsupported[key] = str(e)
             return None
@@ -148,7 +175,7 @@ class CompiledFunction:
             out = Report(
                 r.name, r.calls, r.compiled_calls, r.interpreted_calls, r.profiled_calls, r.deopts,
                 r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
-                deopt_reasons=r.deopt_reasons.copy(),
+                deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations),
             )
             for key, variants in self._variants.items():
                 for v in variants:

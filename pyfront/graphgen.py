@@ -129,9 +129,11 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
 class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
-    def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None):
+    def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
+                 relaxed: frozenset = frozenset()):
         self.fn = fn
         self.profile = profile
+        self.relaxed = relaxed
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []
@@ -157,7 +159,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         ctx = new_context()
         with ctx, ir.Location.file(fn.__code__.co_filename, node.lineno, node.col_offset):
             module = ir.Module.create()
-            arg_specs = [spec_of(a) for a in self.args]
+            arg_specs = [spec_of(a, i in self.relaxed) for i, a in enumerate(self.args)]
             input_types, input_paths = [], []
             for i, s in enumerate(arg_specs):
                 self._flatten_inputs(s, Path(f"arg{i}"), input_types, input_paths)
@@ -730,5 +732,6 @@ def _hashable(v: Any) -> bool:
         return False
 
 
-def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None) -> Graph:
-    return GraphGenerator(fn, args, kwargs, profile).build()
+def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
+             relaxed: frozenset = frozenset()) -> Graph:
+    return GraphGenerator(fn, args, kwargs, profile, relaxed).build()

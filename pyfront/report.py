@@ -32,6 +32,7 @@ class Report:
     variants: list[VariantReport] = field(default_factory=list)
     interpreter_reasons: Counter = field(default_factory=Counter)
     deopt_reasons: Counter = field(default_factory=Counter)
+    relaxations: list[str] = field(default_factory=list)
     profile_lines: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -53,6 +54,9 @@ class Report:
         if self.deopt_reasons:
             lines.append("  deoptimized because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.deopt_reasons.most_common())
+        if self.relaxations:
+            lines.append("  relaxed assumptions:")
+            lines.extend(f"    {r}" for r in self.relaxations)
         if self.profile_lines:
             lines.append("  profile:")
             lines.extend(f"    {line}" for line in self.profile_lines)

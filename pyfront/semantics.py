@@ -129,7 +129,7 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     if uf not in UFUNC_PRIMITIVE:
         raise Unsupported(f"np.{uf.__name__} is not supported by the compiler yet")
     if all(_is_python_scalar(o) for o in operands):
-        raise Unsupported(f"Python scalar arithmetic ({uf.__name__}) on computed values is not supported yet")
+        return python_float_op(uf, *operands)
     try:
         loop = uf.resolve_dtypes(tuple(_weak_dtype(o) for o in operands) + (None,))
     except Exception as e:  # noqa: BLE001 - NumPy's type errors
@@ -152,6 +152,26 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
     shape = Tensor(result, np.ndarray).shape
     return Tensor(result, result_pytype(shape, out_dtype))
+
+
+PYTHON_FLOAT_OPS = {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.less, np.less_equal,
+                    np.greater, np.greater_equal, np.equal, np.not_equal}
+
+
+def python_float_op(uf: np.ufunc, *operands: Any) -> Tensor:
+    """Python float arithmetic on computed floats: IEEE double, as CPython computes it."""
+    if uf not in PYTHON_FLOAT_OPS or any(
+        isinstance(o, Tensor) and o.pytype is not float or isinstance(o, Known) and type(o.value) is bool
+        for o in operands
+    ):
+        raise Unsupported(f"Python scalar operation {uf.__name__} on computed values is not supported yet")
+    values = [_cast_operand(o, FLOAT64) if isinstance(o, Tensor) else _cast_operand(Known(float(o.value)), FLOAT64)
+              for o in operands]
+    if uf is np.true_divide:
+        nonzero = get("not_equal").build([values[1], emit.dense(np.zeros((), FLOAT64))])
+        guard(nonzero, "value", "float division by zero (Python raises ZeroDivisionError)")
+    result = build(UFUNC_PRIMITIVE[uf], values)
+    return Tensor(result, bool if uf.nout == 1 and Tensor(result, float).dtype == BOOL else float)
 
 
 def _is_python_scalar(v: Any) -> bool:

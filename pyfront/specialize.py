@@ -28,7 +28,7 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class ScalarSpec:
-    type: type  # a NumPy scalar type, e.g. np.float32
+    type: type  # a NumPy scalar type, e.g. np.float32, or `float` for a relaxed Python float
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,11 @@ def is_constant(value: Any) -> bool:
     return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype))
 
 
-def spec_of(value: Any) -> Spec:
+def spec_of(value: Any, relaxed: bool = False) -> Spec:
+    """The spec of an argument; `relaxed` Python floats are runtime operands, not constants."""
     t = type(value)
+    if relaxed and t is float:
+        return ScalarSpec(float)
     if t is np.ndarray:
         return ArraySpec(value.dtype, value.shape)
     if isinstance(value, np.generic):
@@ -73,9 +76,11 @@ def spec_of(value: Any) -> Spec:
     return ObjectSpec(t)
 
 
-def key_of(value: Any) -> Any:
+def key_of(value: Any, relaxed: bool = False) -> Any:
     """A hashable key; equal keys mean equal specs (and so the same variant)."""
     t = type(value)
+    if relaxed and t is float:
+        return (float,)
     if t is np.ndarray:
         return (t, value.dtype, value.shape)
     if t is float:

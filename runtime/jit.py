@@ -16,10 +16,14 @@ from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
 
 
-def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile) -> Variant:
-    """Compile `fn` specialized for this call; raises `Unsupported` if it cannot."""
+def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
+                    relaxed: frozenset = frozenset()) -> Variant:
+    """Compile `fn` specialized for this call; raises `Unsupported` if it cannot.
+
+    `relaxed` names argument positions compiled as runtime operands rather than constants.
+    """
     start = time.perf_counter()
-    graph = generate(fn, args, kwargs, profile)
+    graph = generate(fn, args, kwargs, profile, relaxed)
     with graph.context:
         pyfront_ir = str(graph.module)
         run_passes(graph.module, list(config.passes or JIT_PIPELINE))
