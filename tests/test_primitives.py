@@ -393,6 +393,25 @@ def test_every_primitive_has_lowering_and_cases():
     assert {d for c in CASES for d in c.dtypes} == set(DTYPES)
 
 
+def _module_with_result(prim, shapes, dtypes, params: dict, result: ir.Type | None) -> ir.Module:
+    """A function applying `prim`, and a second op with result type `result` (none if None)."""
+    module = ir.Module.create()
+    types = [tensor_type(s, d) for s, d in zip(shapes, dtypes)]
+    with ir.InsertionPoint(module.body):
+        fn = func.FuncOp("f", (types, []))
+        with ir.InsertionPoint(fn.add_entry_block()):
+            good = prim.build(list(fn.arguments), **params).owner
+            if result is not None:
+                ir.Operation.create(
+                    prim.op_name,
+                    results=[result],
+                    operands=list(fn.arguments),
+                    attributes={n: good.attributes[n] for n in good.attributes},
+                )
+            func.ReturnOp([])
+    return module
+
+
 @pytest.mark.parametrize("wrong", ["dtype", "shape"])
 @pytest.mark.parametrize("prim", all_primitives(), ids=lambda p: p.name)
 def test_verifier_rejects_wrong_result_type(prim, wrong: str):
@@ -403,23 +422,73 @@ def test_verifier_rejects_wrong_result_type(prim, wrong: str):
             bad = tensor_type(shape, np.float32 if dtype == np.float64 else np.float64)
         else:
             bad = tensor_type(shape + (7,), dtype)
-        module = ir.Module.create()
-        types = [tensor_type(s, d) for s, d in zip(case.shapes, case.dtypes)]
-        with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("f", (types, []))
-            with ir.InsertionPoint(fn.add_entry_block()):
-                good = prim.build(list(fn.arguments), **case.kwargs).owner
-                ir.Operation.create(
-                    prim.op_name,
-                    results=[bad],
-                    operands=list(fn.arguments),
-                    attributes={n: good.attributes[n] for n in good.attributes},
-                )
-                func.ReturnOp([])
+        module = _module_with_result(prim, case.shapes, case.dtypes, case.kwargs, bad)
         with pytest.raises(
             VerificationError, match=f"result type should be {tensor_type(shape, dtype)}"
         ):
             verify_module(module)
+
+
+# Dynamic dims (None): the rules follow the contract in dialects/primitives/base.py.
+# (tests/test_dynamic_shapes.py compiles and runs such ops.)
+
+DYNAMIC_RULES = [
+    ("add", [(None, 8), (8,)], {}, (None, 8)),
+    ("add", [(None, 1), (1, 5)], {}, (None, 5)),
+    ("add", [(None,), (4,)], {}, (4,)),  # assumed equal: the front end guards it
+    ("add", [(None,), (0,)], {}, ValueError),  # a dynamic dim is >= 2
+    ("sum", [(None, 8)], {"axes": (0,), "keepdims": True}, (1, 8)),
+    ("argmax", [(None, 8)], {"axes": (1,), "keepdims": False}, (None,)),
+    ("reshape", [(None, 8)], {"shape": (-1, 2, 4)}, (None, 2, 4)),
+    ("reshape", [(2, 8)], {"shape": (-1, 4)}, (4, 4)),
+    ("reshape", [(None, 8)], {"shape": (16,)}, ValueError),  # needs -1
+    ("reshape", [(None, 4)], {"shape": (-1, 8)}, ValueError),  # 8 does not divide 4
+    ("reshape", [(None, 8)], {"shape": (-1, -1)}, ValueError),
+    ("transpose", [(None, 3)], {"perm": (1, 0)}, (3, None)),
+    ("broadcast_to", [(None, 1)], {"shape": (2, -1, 5)}, (2, None, 5)),
+    ("broadcast_to", [(None,)], {"shape": (-1, 3)}, ValueError),  # -1 faces no operand dim
+    ("concatenate", [(None, 8), (3, 8)], {"axis": 0}, (None, 8)),
+    ("concatenate", [(None, 3), (4, 5)], {"axis": 1}, (4, 8)),
+    ("concatenate", [(None, 3), (1, 5)], {"axis": 1}, ValueError),
+    ("slice", [(None, 8)], {"offsets": (1, 2), "sizes": (-1, -1), "strides": (2, 3)}, (None, 2)),
+    ("slice", [(5,)], {"offsets": (1,), "sizes": (-1,), "strides": (3,)}, (2,)),
+    ("slice", [(None, 8)], {"offsets": (0, 0), "sizes": (2, 9), "strides": (1, 1)}, ValueError),
+    ("matmul", [(None, 3, 4), (4, None)], {}, (None, 3, None)),
+    ("matmul", [(3, None), (4, 5)], {}, (3, 5)),
+    ("matmul", [(3, None), (1, 5)], {}, ValueError),
+    ("matmul", [(None, 4), (4,)], {}, (None,)),
+]
+
+
+def _rule_id(rule) -> str:
+    name, shapes, params, want = rule
+    shape = lambda s: "x".join("?" if d is None else str(d) for d in s)
+    operands = ",".join(map(shape, shapes))
+    return f"{name}-{operands}-{_fmt(tuple(params.values()))}-{getattr(want, '__name__', want)}"
+
+
+@pytest.mark.parametrize("rule", DYNAMIC_RULES, ids=_rule_id)
+def test_dynamic_shape_rules(rule):
+    name, shapes, params, want = rule
+    dtypes = [F32] * len(shapes)
+    if want is ValueError:
+        with pytest.raises(ValueError):
+            get(name).infer(shapes, dtypes, params)
+        return
+    assert get(name).infer(shapes, dtypes, params)[0] == want
+
+
+@pytest.mark.parametrize("rule", [r for r in DYNAMIC_RULES if r[3] is not ValueError], ids=_rule_id)
+def test_verifier_checks_dynamic_result(rule):
+    """The verifier accepts the rules' dynamic result type, and rejects it made static."""
+    name, shapes, params, want = rule
+    dtypes = [F32] * len(shapes)
+    with new_context(), ir.Location.unknown():
+        verify_module(_module_with_result(get(name), shapes, dtypes, params, None))
+        if None in want:
+            static = tensor_type(tuple(2 if d is None else d for d in want), F32)
+            with pytest.raises(VerificationError, match="result type should be"):
+                verify_module(_module_with_result(get(name), shapes, dtypes, params, static))
 
 
 # Mutants: plausible lowering bugs the comparison must catch ---------------------

@@ -11,6 +11,14 @@ promotion and Python's weak scalars are resolved by the front end
 (pyfront/semantics.py), which inserts explicit `pyfront.astype` ops. The op
 verifier re-derives the result type from the rules, so a module that
 disagrees with the table is rejected.
+
+Shapes may have dynamic dims, written None (`?` in the IR). The runtime
+guarantees a dynamic dim is >= 2 at call time (sizes 0 and 1 get static
+variants of their own), so the rules never broadcast a dynamic dim and never
+reduce an empty one. Where NumPy needs two dims to be equal (broadcasting,
+matmul's contraction, concatenation), a dynamic dim is assumed equal to the
+other dim and takes its static size if it has one; the front end guards
+that assumption at call time (`emit.dims_equal`).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.opdef import Attr, OpDef, OpView, register
 from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, shape_of, tensor_dtype, tensor_type
 
-Shape = tuple[int, ...]
+Shape = tuple[int | None, ...]  # None: a dynamic dim
 
 
 @dataclass(frozen=True)
@@ -117,8 +125,27 @@ def all_primitives() -> list[Primitive]:
 # Shared rules ---------------------------------------------------------------
 
 
+def unify_dims(*dims: int | None) -> int | None:
+    """The size of dims that must be equal: the static one if any (dynamic ones assumed equal)."""
+    static = {d for d in dims if d is not None}
+    if len(static) > 1 or (static and None in dims and min(static) < 2):  # dynamic dims are >= 2
+        raise ValueError(f"dims {', '.join('?' if d is None else str(d) for d in dims)} differ")
+    return static.pop() if static else None
+
+
 def broadcast_shapes(*shapes: Shape) -> Shape:
-    return tuple(np.broadcast_shapes(*shapes))
+    """NumPy broadcasting; a dynamic dim is never 1, so it only meets 1s and dims it equals."""
+    if not any(None in s for s in shapes):
+        return tuple(np.broadcast_shapes(*shapes))  # with NumPy's error messages
+    rank = max(map(len, shapes), default=0)
+    aligned = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    try:
+        return tuple(
+            unify_dims(*(d for d in ds if d != 1)) if set(ds) != {1} else 1 for ds in zip(*aligned)
+        )
+    except ValueError:
+        msg = f"operands could not be broadcast together with shapes {' '.join(map(str, shapes))}"
+        raise ValueError(msg) from None
 
 
 def same_dtype(*dtypes: np.dtype, **_: Any) -> np.dtype:

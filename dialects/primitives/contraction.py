@@ -3,6 +3,10 @@
 Lowers to `linalg.matmul` (2-D) or `linalg.batch_matmul` (batched, with batch
 dims broadcast then collapsed to one). Bool matmul (or-of-ands) has no linalg
 named op and is rejected.
+
+Batch, M, N and K may be dynamic (>= 2 at call time, see base.py): a
+dynamic K is assumed equal to the other operand's K (the front end guards
+it), and a dynamic batch dim comes from the operand that has it.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import linalg
 from pyfront.dialects.primitives import emit
-from pyfront.dialects.primitives.base import primitive, same_dtype
+from pyfront.dialects.primitives.base import broadcast_shapes, primitive, same_dtype, unify_dims
 from pyfront.dialects.types import shape_of, tensor_dtype
 
 
@@ -19,9 +23,11 @@ def matmul_shape(a, b):
         raise ValueError("matmul: Input operand does not have enough dimensions")
     a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
     b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
-    if a2[-1] != b2[-2]:
-        raise ValueError(f"matmul: mismatch in core dimension ({a2[-1]} vs {b2[-2]})")
-    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    try:
+        unify_dims(a2[-1], b2[-2])
+    except ValueError:
+        raise ValueError(f"matmul: mismatch in core dimension ({a2[-1]} vs {b2[-2]})") from None
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
     out = batch + (a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]
@@ -38,28 +44,29 @@ def _operand_rule(a, b, **_):
 
 def _lower(view, a, b):
     dtype = tensor_dtype(a.type)
-    sa, sb = shape_of(a.type), shape_of(b.type)
-    a2 = emit.reshape(a, (1,) + sa) if len(sa) == 1 else a
-    b2 = emit.reshape(b, sb + (1,)) if len(sb) == 1 else b
-    sa2, sb2 = shape_of(a2.type), shape_of(b2.type)
-    m, k, n = sa2[-2], sa2[-1], sb2[-1]
-    batch = tuple(np.broadcast_shapes(sa2[:-2], sb2[:-2]))
+    a_vector, b_vector = len(shape_of(a.type)) == 1, len(shape_of(b.type)) == 1
+    a2 = emit.reshape(a, [1, *emit.dims(a)]) if a_vector else a
+    b2 = emit.reshape(b, [*emit.dims(b), 1]) if b_vector else b
+    m, k, n = emit.dim(a2, -2), emit.dim(a2, -1), emit.dim(b2, -1)
+    batch_shape = broadcast_shapes(shape_of(a2.type)[:-2], shape_of(b2.type)[:-2])
+    batch = emit.broadcast_sizes([a2, b2], batch_shape, core=2)
     if not batch:
         out = linalg.matmul(a2, b2, outs=[emit.fill(0, (m, n), dtype)])
     else:
-        nb = int(np.prod(batch, dtype=np.int64))
-        a3 = emit.reshape(_broadcast(a2, batch + (m, k)), (nb, m, k))
-        b3 = emit.reshape(_broadcast(b2, batch + (k, n)), (nb, k, n))
-        out = emit.reshape(
-            linalg.batch_matmul(a3, b3, outs=[emit.fill(0, (nb, m, n), dtype)]), batch + (m, n)
-        )
-    return emit.reshape(out, shape_of(view.result.type))
+        nb = emit.product(batch)
+        a3 = emit.reshape(_broadcast(a2, [*batch, m, k]), (nb, m, k))
+        b3 = emit.reshape(_broadcast(b2, [*batch, k, n]), (nb, k, n))
+        out = linalg.batch_matmul(a3, b3, outs=[emit.fill(0, (nb, m, n), dtype)])
+        out = emit.reshape(out, [*batch, m, n])
+    if not (a_vector or b_vector):
+        return out
+    return emit.reshape(out, batch + [m] * (not a_vector) + [n] * (not b_vector))
 
 
-def _broadcast(x, shape):
-    if shape_of(x.type) == tuple(shape):
+def _broadcast(x, sizes):
+    if emit.static_shape(sizes) == shape_of(x.type):  # (dynamic dims are never broadcast)
         return x
-    return emit.elementwise([x], tuple(shape), tensor_dtype(x.type), lambda v: v[0])
+    return emit.elementwise([x], sizes, tensor_dtype(x.type), lambda v: v[0])
 
 
 MATMUL = primitive(

@@ -1,14 +1,24 @@
 """Builders for the linalg/tensor/arith/math IR that primitives lower to.
 
-Everything here works on static shapes (the graph generator specializes
-shapes); each helper builds at the current insertion point and location.
-Element types are described by NumPy dtypes so that semantics (signed ints,
-bool as i1, NaN-propagating max) are decided in one place.
+Each helper builds at the current insertion point and location. Element types
+are described by NumPy dtypes so that semantics (signed ints, bool as i1,
+NaN-propagating max) are decided in one place.
+
+Dynamic dims. A result size is a `Size`: a Python int for a static dim, or an
+`index` value (from `tensor.dim` of an operand, or computed from such) for a
+dynamic one; helpers that make tensors (`empty`, `fill`, `elementwise`,
+`reshape`) take lists of sizes. The runtime guarantees every dynamic dim is
+>= 2 at call time (sizes 0 and 1 get static variants of their own), so a
+dynamic dim is never broadcast and never empty: `elementwise` takes the size
+of a dynamic result dim from any operand that is dynamic there. Dynamic dims
+that meet (broadcasting, contraction, concatenation) are assumed equal; the
+front end guards that with `dims_equal`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import reduce
 
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, math, tensor
@@ -18,6 +28,7 @@ PARALLEL = "#linalg.iterator_type<parallel>"
 REDUCTION = "#linalg.iterator_type<reduction>"
 
 ScalarBody = Callable[[list[ir.Value]], ir.Value | list[ir.Value]]
+Size = int | ir.Value  # a static size, or an `index` value for a dynamic dim
 
 
 def as_value(x) -> ir.Value:
@@ -33,7 +44,89 @@ def _map(n_dims: int, exprs: Sequence[ir.AffineExpr]) -> ir.AffineMapAttr:
     return ir.AffineMapAttr.get(ir.AffineMap.get(n_dims, 0, list(exprs)))
 
 
-def broadcast_map(operand_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> ir.AffineMapAttr:
+# Sizes -----------------------------------------------------------------------
+
+
+def index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def dim(x: ir.Value, i: int) -> Size:
+    """Size of dim `i` of tensor `x`: an int if static, else a `tensor.dim`."""
+    shape = shape_of(x.type)
+    return tensor.dim(x, index(i % len(shape))) if shape[i] is None else shape[i]
+
+
+def dims(x: ir.Value) -> list[Size]:
+    return [dim(x, i) for i in range(len(shape_of(x.type)))]
+
+
+def static_shape(sizes: Sequence[Size]) -> tuple[int | None, ...]:
+    """The type-level shape of `sizes`: None where the size is a runtime value."""
+    return tuple(None if isinstance(s, ir.Value) else int(s) for s in sizes)
+
+
+def as_index(size: Size) -> ir.Value:
+    return size if isinstance(size, ir.Value) else index(size)
+
+
+def product(sizes: Sequence[Size]) -> Size:
+    """The product of `sizes`: an int when all are static."""
+    static = int(np.prod([s for s in sizes if not isinstance(s, ir.Value)], dtype=np.int64))
+    dynamic = [s for s in sizes if isinstance(s, ir.Value)]
+    return reduce(arith.muli, dynamic, index(static)) if dynamic else static
+
+
+def mixed(sizes: Sequence[Size]) -> tuple[list[ir.Value], list[int]]:
+    """`sizes` as MLIR's mixed sizes: the runtime values, and static sizes with dynamic markers."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    static = [dynamic if d is None else d for d in static_shape(sizes)]
+    return [s for s in sizes if isinstance(s, ir.Value)], static
+
+
+def broadcast_sizes(
+    operands: Sequence[ir.Value], shape: Sequence[Size | None], core: int = 0
+) -> list[Size]:
+    """`shape`, each None (a dynamic dim of the broadcast) replaced by an operand's size there.
+
+    The operands' last `core` dims are not broadcast (matmul's matrices); `shape` leaves them out.
+    """
+    sizes: list[Size] = []
+    for i, d in enumerate(shape):
+        if d is None:
+            sources = [
+                (v, j)
+                for v in operands
+                if (j := i - len(shape) + len(shape_of(v.type)) - core) >= 0
+                and shape_of(v.type)[j] is None
+            ]
+            if not sources:
+                raise ValueError(f"dynamic dim {i} of the result is dynamic in no operand")
+            d = dim(*sources[0])
+        sizes.append(d)
+    return sizes
+
+
+def size_as(size: Size, dtype: np.dtype) -> ir.Value:
+    """`size` as a scalar of `dtype` (a constant when static)."""
+    if not isinstance(size, ir.Value):
+        return scalar_constant(size, dtype)
+    i64 = np.dtype(np.int64)
+    return convert(arith.index_cast(element_type(i64), size), i64, dtype)
+
+
+def dims_equal(a: ir.Value, dim_a: int, b: ir.Value, dim_b: int) -> ir.Value:
+    """An i1: whether dim `dim_a` of tensor `a` equals dim `dim_b` of `b` at run time (guards)."""
+    size_a, size_b = tensor.dim(a, index(dim_a)), tensor.dim(b, index(dim_b))
+    return arith.cmpi(arith.CmpIPredicate.eq, size_a, size_b)
+
+
+# Structured ops ----------------------------------------------------------------
+
+
+def broadcast_map(
+    operand_shape: tuple[int | None, ...], out_shape: tuple[int | None, ...]
+) -> ir.AffineMapAttr:
     """NumPy broadcasting as an indexing map: dims align right; a size-1 dim against a larger one reads index 0."""
     lead = len(out_shape) - len(operand_shape)
     exprs = []
@@ -69,8 +162,8 @@ def generic(
     return list(op.results)
 
 
-def empty(shape: tuple[int, ...], dtype: np.dtype) -> ir.Value:
-    return tensor.empty(list(shape), element_type(dtype))
+def empty(sizes: Sequence[Size], dtype: np.dtype) -> ir.Value:
+    return tensor.empty(list(sizes), element_type(dtype))
 
 
 def scalar_constant(value, dtype: np.dtype) -> ir.Value:
@@ -110,17 +203,25 @@ def dense(array: np.ndarray) -> ir.Value:
     return arith.constant(t, attr)
 
 
-def fill(value, shape: tuple[int, ...], dtype: np.dtype) -> ir.Value:
+def fill(value, sizes: Sequence[Size], dtype: np.dtype) -> ir.Value:
     """A tensor filled with `value` by linalg.fill (an init operand for reductions and contractions)."""
-    return linalg.fill(scalar_constant(value, dtype), outs=[empty(shape, dtype)])
+    return linalg.fill(scalar_constant(value, dtype), outs=[empty(sizes, dtype)])
 
 
 def elementwise(
-    operands: Sequence[ir.Value], out_shape: tuple[int, ...], out_dtype: np.dtype, body: ScalarBody
+    operands: Sequence[ir.Value],
+    out_sizes: Sequence[Size | None],
+    out_dtype: np.dtype,
+    body: ScalarBody,
 ) -> ir.Value:
-    """`body` applied elementwise over the broadcast of `operands` (NumPy broadcasting)."""
+    """`body` applied elementwise over the broadcast of `operands` (NumPy broadcasting).
+
+    A None in `out_sizes` (a result shape) is a dynamic dim sized like an operand there.
+    """
+    sizes = broadcast_sizes(operands, out_sizes)
+    out_shape = static_shape(sizes)
     maps = [broadcast_map(shape_of(v.type), out_shape) for v in operands]
-    init = empty(out_shape, out_dtype)
+    init = empty(sizes, out_dtype)
     ident = _map(len(out_shape), [ir.AffineDimExpr.get(i) for i in range(len(out_shape))])
     return generic(operands, maps, [init], [ident], [PARALLEL] * len(out_shape),
                    lambda args: body(args[: len(operands)]))[0]
@@ -141,22 +242,22 @@ def reduction(
     return generic([operand], [in_map], inits, [out_map] * len(inits), iters, body)
 
 
-def reshape(value: ir.Value, new_shape: tuple[int, ...]) -> ir.Value:
-    """Static reshape in row-major order: collapse to 1-D (or 0-D), then expand."""
-    old = shape_of(value.type)
+def reshape(value: ir.Value, sizes: Sequence[Size]) -> ir.Value:
+    """Row-major reshape to `sizes` (same element count): collapse to 1-D (or 0-D), then expand."""
+    old, new = shape_of(value.type), static_shape(sizes)
     dtype = tensor_dtype(value.type)
-    if tuple(old) == tuple(new_shape):
+    if old == new and old.count(None) <= 1:  # equal element counts fix the one dynamic dim
         return value
-    size = int(np.prod(old, dtype=np.int64))
-    flat_shape = (size,) if (old and new_shape) else ()
+    flat_shape = ((None if None in old else product(old)),) if (old and new) else ()
     flat = value
-    if tuple(old) != flat_shape:
+    if old != flat_shape:
         groups = [list(range(len(old)))] if flat_shape else []
         flat = tensor.collapse_shape(tensor_type(flat_shape, dtype), value, _reassoc(groups))
-    if tuple(new_shape) == flat_shape:
+    if new == flat_shape:
         return flat
-    groups = [list(range(len(new_shape)))] if flat_shape else []
-    return tensor.expand_shape(tensor_type(new_shape, dtype), flat, _reassoc(groups), [], list(new_shape))
+    groups = [list(range(len(new)))] if flat_shape else []
+    dynamic, static = mixed(sizes)
+    return tensor.expand_shape(tensor_type(new, dtype), flat, _reassoc(groups), dynamic, static)
 
 
 def _reassoc(groups: list[list[int]]) -> ir.ArrayAttr:

@@ -1,5 +1,8 @@
 """Reduction primitives over a static set of axes (`axes`, `keepdims` attributes).
 
+Reduced axes may be dynamic: a dynamic dim is >= 2 at call time (see
+base.py), so it is never empty; `mean` divides by the count at run time.
+
 The front end normalizes NumPy's `axis` argument (None, negative, tuple) to a
 sorted tuple of non-negative axes and casts the operand to the accumulation
 dtype NumPy uses (e.g. int32 sums accumulate in int64), so each reduction here
@@ -59,12 +62,17 @@ def _combine(kind: str, dtype: np.dtype):
 
 
 def _reduce(x: ir.Value, kind: str, axes, keepdims: bool) -> ir.Value:
-    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
-    out_shape = reduced_shape(shape, axes=axes, keepdims=False)
-    init = emit.fill(_identity(kind, dtype), out_shape, dtype)
+    dtype = tensor_dtype(x.type)
+    out_sizes = reduced_shape(emit.dims(x), axes=axes, keepdims=False)
+    init = emit.fill(_identity(kind, dtype), out_sizes, dtype)
     combine = _combine(kind, dtype)
     (out,) = emit.reduction(x, axes, [init], lambda a: combine(a[0], a[1]))
-    return emit.reshape(out, reduced_shape(shape, axes=axes, keepdims=keepdims)) if keepdims else out
+    return _keepdims(out, x, axes) if keepdims else out
+
+
+def _keepdims(out: ir.Value, x: ir.Value, axes) -> ir.Value:
+    """`out`, reduced from `x` over `axes`, reshaped to keep those axes with size 1."""
+    return emit.reshape(out, reduced_shape(emit.dims(x), axes=axes, keepdims=True))
 
 
 def _define(kind: str, impl, nonempty: bool) -> None:
@@ -88,13 +96,10 @@ _define("min", np.min, nonempty=True)
 
 
 def _lower_mean(view, x: ir.Value) -> ir.Value:
-    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
+    dtype = tensor_dtype(x.type)
     total = _reduce(x, "sum", view.axes, view.keepdims)
-    count = int(np.prod([shape[a] for a in view.axes], dtype=np.int64))
-    out_shape = shape_of(total.type)
-    return emit.elementwise(
-        [total], out_shape, dtype, lambda a: arith.divf(a[0], emit.scalar_constant(float(count), dtype))
-    )
+    count = emit.size_as(emit.product([emit.dim(x, a) for a in view.axes]), dtype)
+    return emit.elementwise([total], shape_of(total.type), dtype, lambda a: arith.divf(a[0], count))
 
 
 MEAN = primitive(
@@ -112,9 +117,9 @@ MEAN = primitive(
 
 def _lower_arg(view, x: ir.Value, kind: str) -> ir.Value:
     """First index of the max (min) along one axis; a NaN wins, as in NumPy."""
-    shape, dtype = shape_of(x.type), tensor_dtype(x.type)
+    dtype = tensor_dtype(x.type)
     (axis,) = view.axes
-    out_shape = reduced_shape(shape, axes=(axis,), keepdims=False)
+    out_shape = reduced_shape(emit.dims(x), axes=(axis,), keepdims=False)
     best = emit.fill(_identity("max" if kind == "argmax" else "min", dtype), out_shape, dtype)
     index = emit.fill(-1, out_shape, INT64)
 
@@ -136,8 +141,7 @@ def _lower_arg(view, x: ir.Value, kind: str) -> ir.Value:
         return [arith.select(take, value, best_value), arith.select(take, i, best_index)]
 
     _, out = emit.reduction(x, (axis,), [best, index], body)
-    keep = reduced_shape(shape, axes=(axis,), keepdims=view.keepdims)
-    return emit.reshape(out, keep) if view.keepdims else out
+    return _keepdims(out, x, (axis,)) if view.keepdims else out
 
 
 def _true() -> ir.Value:

@@ -1,35 +1,71 @@
 """Shape primitives: reshape, transpose, broadcast_to, concatenate, slice.
 
-All shapes are static. `slice` is NumPy basic slicing along every dimension
-with positive steps (offsets, sizes and strides already normalized by the
-front end); integer indices are a size-1 slice followed by a reshape.
+`slice` is NumPy basic slicing along every dimension with positive steps
+(offsets, sizes and strides already normalized by the front end); integer
+indices are a size-1 slice followed by a reshape.
+
+Dynamic dims (None; >= 2 at call time, see base.py) and how the params
+encode them, -1 marking a size known only at run time:
+- reshape `shape`: at most one -1, NumPy's "the rest". With a static operand
+  the rule resolves it; with a dynamic one it is the result's one dynamic dim
+  (the count divided at run time), and the target's static sizes must divide
+  the operand's static ones, so the division is exact.
+- broadcast_to `shape`: -1 keeps the operand's dim at that place, so a
+  dynamic dim stays dynamic (one is never created, nor broadcast).
+- concatenate: the other dims are unified as in broadcasting; the axis is
+  dynamic if any operand is dynamic there.
+- slice `sizes`: -1 means "to the end", ceil((dim - offset) / stride), at
+  run time on a dynamic dim (so `:` keeps the dim dynamic). A static size on
+  a dynamic dim is assumed in bounds; the front end guards it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from pyfront.dialects.mlir import linalg, tensor
+from pyfront.dialects.mlir import arith, linalg, tensor
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import emit
-from pyfront.dialects.primitives.base import operands_agree, primitive, same_dtype
+from pyfront.dialects.primitives.base import (
+    broadcast_shapes,
+    operands_agree,
+    primitive,
+    same_dtype,
+    unify_dims,
+)
 from pyfront.dialects.types import shape_of, tensor_dtype
 
 
 def _reshape_shape(s, shape):
-    if int(np.prod(s, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    static = int(np.prod([d for d in s if d is not None], dtype=np.int64))
+    if list(shape).count(-1) > 1 or min(shape, default=0) < -1:
+        raise ValueError(f"reshape: bad target shape {tuple(shape)}")
+    if None in s and -1 not in shape:
+        raise ValueError(f"reshape of dynamic shape {tuple(s)} needs one -1 in the target")
+    if (known == 0 or static % known) if -1 in shape else static != known:
         raise ValueError(f"cannot reshape array of shape {tuple(s)} into shape {tuple(shape)}")
-    return tuple(shape)
+    rest = None if None in s else static // known
+    return tuple(rest if d == -1 else d for d in shape)
+
+
+def _lower_reshape(view, x):
+    shape = shape_of(view.result.type)
+    if None not in shape:
+        return emit.reshape(x, shape)
+    known = emit.index(emit.product([d for d in shape if d is not None]))
+    rest = arith.divui(emit.product(emit.dims(x)), known)
+    return emit.reshape(x, [rest if d is None else d for d in shape])
 
 
 RESHAPE = primitive(
     "reshape",
-    "NumPy `x.reshape(shape)` in C order (the front end resolves -1).",
+    "NumPy `x.reshape(shape)` in C order.",
     impl=lambda x, shape: np.reshape(x, tuple(shape)),
     shape_rule=_reshape_shape,
     dtype_rule=same_dtype,
-    lower=lambda view, x: emit.reshape(x, tuple(view.shape)),
+    lower=_lower_reshape,
     arity=1,
-    params=(Attr("shape", "i64s", "result shape"),),
+    params=(Attr("shape", "i64s", "result shape; one -1 for the rest"),),
 )
 
 
@@ -40,7 +76,7 @@ def _transpose_shape(s, perm):
 
 
 def _lower_transpose(view, x):
-    out = emit.empty(shape_of(view.result.type), tensor_dtype(x.type))
+    out = emit.empty([emit.dim(x, p) for p in view.perm], tensor_dtype(x.type))
     return linalg.transpose(x, outs=[out], permutation=list(view.perm))
 
 
@@ -56,23 +92,32 @@ TRANSPOSE = primitive(
 )
 
 
+def _broadcast_to_target(s, shape):
+    """`shape` with each -1 replaced by the operand's dim there."""
+    lead = len(shape) - len(s)
+    if lead < 0 or any(d == -1 for d in shape[:lead]):
+        raise ValueError(f"broadcast_to: -1 in {tuple(shape)} must face a dim of {tuple(s)}")
+    return tuple(s[i - lead] if d == -1 else d for i, d in enumerate(shape))
+
+
 def _broadcast_to_shape(s, shape):
-    if tuple(np.broadcast_shapes(tuple(s), tuple(shape))) != tuple(shape):
+    target = _broadcast_to_target(s, shape)
+    if broadcast_shapes(s, target) != target:
         raise ValueError(f"operands could not be broadcast to shape {tuple(shape)}")
-    return tuple(shape)
+    return target
 
 
 BROADCAST_TO = primitive(
     "broadcast_to",
     "NumPy `np.broadcast_to(x, shape)` (materialized).",
-    impl=lambda x, shape: np.broadcast_to(x, tuple(shape)),
+    impl=lambda x, shape: np.broadcast_to(x, _broadcast_to_target(np.shape(x), shape)),
     shape_rule=_broadcast_to_shape,
     dtype_rule=same_dtype,
     lower=lambda view, x: emit.elementwise(
         [x], shape_of(view.result.type), tensor_dtype(x.type), lambda a: a[0]
     ),
     arity=1,
-    params=(Attr("shape", "i64s", "result shape"),),
+    params=(Attr("shape", "i64s", "result shape; -1 keeps the operand's dim"),),
 )
 
 
@@ -80,10 +125,16 @@ def _concat_shape(*shapes, axis):
     first = shapes[0]
     if not 0 <= axis < len(first):
         raise ValueError(f"axis {axis} is out of bounds for rank {len(first)}")
-    for s in shapes[1:]:
-        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != axis):
-            raise ValueError("all the input array dimensions except for the concatenation axis must match")
-    return tuple(sum(s[axis] for s in shapes) if i == axis else d for i, d in enumerate(first))
+    if any(len(s) != len(first) for s in shapes):
+        raise ValueError("all the input arrays must have the same number of dimensions")
+    try:
+        return tuple(
+            (None if None in ds else sum(ds)) if i == axis else unify_dims(*ds)
+            for i, ds in enumerate(zip(*shapes))
+        )
+    except ValueError:
+        msg = "all the input array dimensions except for the concatenation axis must match"
+        raise ValueError(msg) from None
 
 
 CONCATENATE = primitive(
@@ -102,14 +153,33 @@ CONCATENATE = primitive(
 def _slice_shape(s, offsets, sizes, strides):
     if not len(s) == len(offsets) == len(sizes) == len(strides):
         raise ValueError("slice needs one offset, size and stride per dimension")
+    out = []
     for d, o, n, st in zip(s, offsets, sizes, strides):
-        if st <= 0 or o < 0 or n < 0 or (n > 0 and o + (n - 1) * st >= d):
+        if n == -1 and d is not None:
+            n = max(0, -(-(d - o) // st))  # to the end
+        if st <= 0 or o < 0 or n < -1 or (d is not None and n > 0 and o + (n - 1) * st >= d):
             raise ValueError(f"slice (offset {o}, size {n}, stride {st}) out of bounds for dim {d}")
-    return tuple(sizes)
+        out.append(None if n == -1 else n)
+    return tuple(out)
 
 
 def _slice_impl(x, offsets, sizes, strides):
-    return x[tuple(slice(o, o + n * st, st) for o, n, st in zip(offsets, sizes, strides))]
+    ends = [None if n == -1 else o + n * st for o, n, st in zip(offsets, sizes, strides)]
+    return x[tuple(map(slice, offsets, ends, strides))]
+
+
+def _lower_slice(view, x):
+    def to_the_end(i: int, offset: int, stride: int):  # max(0, ceil((dim - offset) / stride))
+        rest = arith.subi(emit.dim(x, i), emit.index(offset))
+        return arith.maxsi(emit.index(0), arith.ceildivsi(rest, emit.index(stride)))
+
+    offsets, strides, result = list(view.offsets), list(view.strides), shape_of(view.result.type)
+    sizes = [
+        to_the_end(i, o, st) if n is None else n
+        for i, (n, o, st) in enumerate(zip(result, offsets, strides))
+    ]
+    dynamic, static = emit.mixed(sizes)
+    return tensor.extract_slice(view.result.type, x, [], dynamic, [], offsets, static, strides)
 
 
 SLICE = primitive(
@@ -118,13 +188,11 @@ SLICE = primitive(
     impl=_slice_impl,
     shape_rule=_slice_shape,
     dtype_rule=same_dtype,
-    lower=lambda view, x: tensor.extract_slice(
-        view.result.type, x, [], [], [], list(view.offsets), list(view.sizes), list(view.strides)
-    ),
+    lower=_lower_slice,
     arity=1,
     params=(
         Attr("offsets", "i64s", "start index per dimension"),
-        Attr("sizes", "i64s", "result size per dimension"),
+        Attr("sizes", "i64s", "result size per dimension; -1: to the end"),
         Attr("strides", "i64s", "positive step per dimension"),
     ),
 )
