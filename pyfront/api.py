@@ -20,6 +20,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.profiler import Observation, Profiler
@@ -46,7 +48,9 @@ class CompiledFunction:
         self._variants: dict[Any, list] = {}
         self._unsupported: dict[Any, str] = {}
         self._profiler: Profiler | None = None
-        self._relaxed: frozenset[int] = frozenset()  # argument positions compiled as runtime operands
+        # Argument position -> relaxation: True (a Python float operand) or the set of
+        # array dims whose sizes are runtime values (specialize.spec_of).
+        self._relaxed: dict[int, Any] = {}
         self._report = Report(fn.__qualname__)
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -102,26 +106,27 @@ class CompiledFunction:
 
     def _key(self, args: tuple) -> tuple:
         relaxed = self._relaxed
-        return tuple(key_of(a, i in relaxed) for i, a in enumerate(args))
+        return tuple(key_of(a, relaxed.get(i)) for i, a in enumerate(args))
 
     def _relax(self, key: tuple, args: tuple) -> tuple:
-        """Relax Python float arguments seen with several values into runtime operands (lock held).
+        """Generalize arguments seen in several forms (lock held); returns the call's new key.
 
-        JANUS's value -> type step: one variant for all values instead of one per value.
+        JANUS's specialization hierarchy: a Python float seen with several values
+        becomes a runtime operand; an array seen with several sizes of a dim (same
+        dtype and rank) gets that dim dynamic: (4, 8) then (3, 8) gives (?, 8).
         """
         if self._profiler is None:
             return key
         args_seen = self._profiler.profile.args
         for i, a in enumerate(args):
             args_seen.setdefault(i, Observation()).add(a)
-        varying = {
-            i for i, obs in args_seen.items()
-            if len(obs.facts) > 1 and all(fact[0] is float for fact in obs.facts)
-        }
-        if varying - self._relaxed:
-            self._relaxed = frozenset(self._relaxed | varying)
-            self._report.relaxations.extend(f"arg{i}: Python float value -> runtime operand"
-                                           for i in sorted(varying))
+        for i, obs in args_seen.items():
+            relaxation = _relaxation(list(obs.facts))
+            if relaxation is not None and relaxation != self._relaxed.get(i):
+                self._relaxed = {**self._relaxed, i: relaxation}
+                what = "Python float value -> runtime operand" if relaxation is True else (
+                    f"dims {sorted(relaxation)} of varying size -> dynamic")
+                self._report.relaxations.append(f"arg{i}: {what}")
         return self._key(args)
 
     def _compile(self, key: Any, args: tuple, kwargs: dict):
@@ -189,13 +194,26 @@ class CompiledFunction:
             return out
 
 
+def _relaxation(facts: list[tuple]) -> Any:
+    """How to generalize one argument from its profiled (type, dtype, shape, value) facts."""
+    if len(facts) < 2:
+        return None
+    if all(f[0] is float for f in facts):
+        return True
+    if all(f[0] is np.ndarray for f in facts) and len({(f[1], len(f[2])) for f in facts}) == 1:
+        shapes = [f[2] for f in facts]
+        return frozenset(d for d in range(len(shapes[0])) if len({s[d] for s in shapes}) > 1) or None
+    return None
+
+
 def _describe_key(key: tuple) -> str:
     parts = []
     for k in key:
         if k and k[0] == "object":
             parts.append(k[1].__name__)
         elif k and getattr(k[0], "__name__", "") == "ndarray":
-            parts.append(f"ndarray[{k[1]}, {tuple(k[2])}]")
+            dims = ", ".join("?" if d is None else str(d) for d in k[2])
+            parts.append(f"ndarray[{k[1]}, ({dims}{',' if len(k[2]) == 1 else ''})]")
         elif k and isinstance(k[0], type) and len(k) >= 2 and k[0] in (int, float, bool, str, type(None)):
             parts.append(f"{k[0].__name__}={k[1]!r}")
         else:

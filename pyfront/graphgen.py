@@ -130,10 +130,10 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
-                 relaxed: frozenset = frozenset()):
+                 relaxed: dict | None = None):
         self.fn = fn
         self.profile = profile
-        self.relaxed = relaxed
+        self.relaxed = relaxed or {}  # argument position -> relaxation (see specialize.spec_of)
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []
@@ -159,7 +159,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         ctx = new_context()
         with ctx, ir.Location.file(fn.__code__.co_filename, node.lineno, node.col_offset):
             module = ir.Module.create()
-            arg_specs = [spec_of(a, i in self.relaxed) for i, a in enumerate(self.args)]
+            arg_specs = [spec_of(a, self.relaxed.get(i)) for i, a in enumerate(self.args)]
             input_types, input_paths = [], []
             for i, s in enumerate(arg_specs):
                 self._flatten_inputs(s, Path(f"arg{i}"), input_types, input_paths)
@@ -337,7 +337,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         elif isinstance(value, Known) and isinstance(value.value, (tuple, list)):
             items = [Known(v) for v in value.value]
         elif isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim >= 1:
-            items = [S.getitem(value, i) for i in range(value.shape[0])]
+            items = [S.getitem(value, i) for i in range(S.static_shape(value, "iterating")[0])]
         else:
             raise Unsupported(f"cannot unpack {S.describe(value)}", node)
         if len(items) != n:
@@ -355,7 +355,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
                 raise Unsupported(str(e), node) from None
         else:
             items = self._unpack(iterable, len(getattr(iterable, "items", ())) if isinstance(iterable, Seq)
-                                 else (iterable.shape[0] if isinstance(iterable, Tensor) and iterable.ndim else -1), node)
+                                 else (S.static_shape(iterable, "iterating")[0]
+                                       if isinstance(iterable, Tensor) and iterable.ndim else -1), node)
         if len(items) > MAX_STATIC_UNROLL:
             raise Unsupported(f"loops of more than {MAX_STATIC_UNROLL} iterations are not supported yet", node)
         for sub in ast.walk(node):
@@ -733,5 +734,5 @@ def _hashable(v: Any) -> bool:
 
 
 def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
-             relaxed: frozenset = frozenset()) -> Graph:
+             relaxed: dict | None = None) -> Graph:
     return GraphGenerator(fn, args, kwargs, profile, relaxed).build()

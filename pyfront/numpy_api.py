@@ -213,9 +213,9 @@ def _full_like(a, fill_value, dtype=Known(None)):
 
 # Array attributes that are compile-time facts, and those that compute.
 ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
-    "shape": lambda t: Known(t.shape),
+    "shape": lambda t: Known(S.static_shape(t, "x.shape")),
     "ndim": lambda t: Known(t.ndim),
-    "size": lambda t: Known(int(np.prod(t.shape, dtype=np.int64))),
+    "size": lambda t: Known(int(np.prod(S.static_shape(t, "x.size"), dtype=np.int64))),
     "dtype": lambda t: Known(t.dtype),
     "T": lambda t: S.transpose(t),
 }
@@ -235,7 +235,7 @@ def convert(fn: Any, value: Any) -> Any:
         t = S.to_tensor(value)
         if t.ndim == 0:
             raise Unsupported("len() of unsized object")
-        return Known(t.shape[0])
+        return Known(S.static_shape(t, "len()")[0])
     t = S.to_tensor(value)
     if t.ndim != 0:
         raise Unsupported(f"{fn.__name__}() of an array (only 0-d values convert)")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import arith, ir
 from pyfront.dialects.primitives import emit, get
 from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
 from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
@@ -183,9 +183,42 @@ def _is_python_scalar(v: Any) -> bool:
 def build(name: str, operands: list[ir.Value], **params: Any) -> ir.Value:
     """Emit primitive `name`; what NumPy would reject (shapes, axes) is unsupported here."""
     try:
-        return get(name).build(operands, **params)
+        result = get(name).build(operands, **params)
     except (ValueError, TypeError) as e:
         raise Unsupported(f"np.{name}: {e} (NumPy raises)") from None
+    if name in BROADCASTING:
+        _guard_dims_agree(operands, name)
+    return result
+
+
+BROADCASTING = set(UFUNC_PRIMITIVE.values()) | {"where"}
+
+
+def _guard_dims_agree(operands: list[ir.Value], name: str) -> None:
+    """Dims of varying size that broadcasting pairs must be equal at run time (NumPy raises otherwise)."""
+    shapes = [Tensor(v, np.ndarray).shape for v in operands]
+    rank = max(map(len, shapes), default=0)
+    pairs = []
+    for pos in range(rank):
+        dims = [(v, len(s) - rank + pos, s[len(s) - rank + pos]) for v, s in zip(operands, shapes)
+                if len(s) - rank + pos >= 0 and s[len(s) - rank + pos] != 1]
+        dynamic = [(v, i) for v, i, d in dims if d is None]
+        if not dynamic or len(dims) < 2:
+            continue
+        first, i0 = dynamic[0]
+        pairs += [((first, i0), (v, i, d)) for v, i, d in dims if not (v is first and i == i0)]
+    guard_same_sizes(pairs, f"np.{name}")
+
+
+def guard_same_sizes(pairs: list, what: str) -> None:
+    """Guard that each ((tensor, dim), (tensor, dim, static size or None)) pair has equal sizes."""
+    checks = [emit.dims_equal(a, i, b, j) if d is None else emit.dim_is(a, i, d) for (a, i), (b, j, d) in pairs]
+    if not checks:
+        return
+    flag = checks[0]
+    for c in checks[1:]:
+        flag = arith.andi(flag, c)
+    guard(flag, "shape", f"{what}: sizes that vary between calls agree")
 
 
 def reduce_all(flags: ir.Value) -> ir.Value:
@@ -205,7 +238,7 @@ def guard(cond: ir.Value, kind: str, reason: str) -> None:
 def truth(v: Any) -> ir.Value:
     """`bool(v)` of a computed value as a 0-d tensor<i1> (NumPy: only single-element arrays)."""
     t = to_tensor(v)
-    if int(np.prod(t.shape, dtype=np.int64)) != 1:
+    if None in t.shape or int(np.prod(t.shape, dtype=np.int64)) != 1:
         raise Unsupported("the truth value of an array with more than one element is ambiguous (NumPy raises)")
     flag = astype(t, BOOL)
     return flag.value if t.ndim == 0 else build("reshape", [flag.value], shape=())
@@ -271,6 +304,12 @@ def matmul(a: Any, b: Any) -> Any:
         result = get("matmul").build([ta.value, tb.value])
     except (ValueError, TypeError) as e:
         raise Unsupported(f"np.matmul: {e}") from None
+    ka, kb = ta.ndim - 1, tb.ndim - 2 if tb.ndim > 1 else 0
+    if None in (ta.shape[ka], tb.shape[kb]):
+        if ta.shape[ka] is None:
+            guard_same_sizes([((ta.value, ka), (tb.value, kb, tb.shape[kb]))], "np.matmul")
+        else:
+            guard_same_sizes([((tb.value, kb), (ta.value, ka, ta.shape[ka]))], "np.matmul")
     out = Tensor(result, np.ndarray)
     return Tensor(result, result_pytype(out.shape, out.dtype))
 
@@ -315,7 +354,7 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
     if kind in ("argmax", "argmin") and axis is None:
         if keepdims:
             raise Unsupported(f"{kind} with axis=None and keepdims=True is not supported yet")
-        t = reshape(t, (int(np.prod(t.shape, dtype=np.int64)),))
+        t = reshape(t, (-1,))
         axis = 0
     axes = normalize_axes(axis, t.ndim)
     proto = np.ones((1,) * t.ndim, dtype=t.dtype) if t.pytype is np.ndarray else t.dtype.type(1)
@@ -349,17 +388,22 @@ def _view(base: Tensor, result: ir.Value, replay) -> Tensor:
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
     t = to_tensor(x)
     shape = tuple(int(d) for d in shape)
-    size = int(np.prod(t.shape, dtype=np.int64))
     if shape.count(-1) > 1:
         raise Unsupported("can only specify one unknown dimension")
-    if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-        if known == 0 or size % known:
+    if None in t.shape:
+        if -1 not in shape:
+            raise Unsupported("reshaping an array whose shape varies needs -1 for the varying part")
+        result = build("reshape", [t.value], shape=shape)
+    else:
+        size = int(np.prod(t.shape, dtype=np.int64))
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            if known == 0 or size % known:
+                raise Unsupported(f"cannot reshape array of size {size} into shape {shape}")
+            shape = tuple(size // known if d == -1 else d for d in shape)
+        if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
             raise Unsupported(f"cannot reshape array of size {size} into shape {shape}")
-        shape = tuple(size // known if d == -1 else d for d in shape)
-    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
-        raise Unsupported(f"cannot reshape array of size {size} into shape {shape}")
-    result = get("reshape").build([t.value], shape=shape)
+        result = build("reshape", [t.value], shape=shape)
     if t.pytype is not np.ndarray:  # np.float32(1).reshape(()) returns a 0-d array copy
         return Tensor(result, np.ndarray)
     return _view(t, result, lambda a: a.reshape(shape))
@@ -387,7 +431,7 @@ def expand_dims(x: Any, axis: Any) -> Tensor:
     shape, it = [], iter(t.shape)
     for i in range(nd):
         shape.append(1 if i in axes else next(it))
-    result = get("reshape").build([t.value], shape=tuple(shape))
+    result = _reshape_value(t.value, tuple(shape))
     return _view(t, result, lambda a: np.expand_dims(a, axes))
 
 
@@ -400,7 +444,7 @@ def squeeze(x: Any, axis: Any = None) -> Tensor:
         if any(t.shape[a] != 1 for a in axes):
             raise Unsupported("cannot select an axis to squeeze out which has size not equal to one")
     shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
-    result = get("reshape").build([t.value], shape=shape)
+    result = _reshape_value(t.value, shape)
     return _view(t, result, lambda a: np.squeeze(a, axes))
 
 
@@ -422,10 +466,17 @@ def concatenate(items: Sequence[Any], axis: int = 0) -> Tensor:
         raise Unsupported("zero-dimensional arrays cannot be concatenated")
     dtype = check_dtype(np.result_type(*(t.dtype for t in ts)))
     (ax,) = normalize_axes(axis, ts[0].ndim)
-    try:
-        result = build("concatenate", [astype(t, dtype).value for t in ts], axis=ax)
-    except ValueError as e:
-        raise Unsupported(str(e)) from None
+    values = [astype(t, dtype).value for t in ts]
+    result = build("concatenate", values, axis=ax)
+    pairs = []
+    for d in range(ts[0].ndim):
+        if d == ax:
+            continue
+        dynamic = [(v, t) for v, t in zip(values, ts) if t.shape[d] is None]
+        if dynamic:
+            first = dynamic[0][0]
+            pairs += [((first, d), (v, d, t.shape[d])) for v, t in zip(values, ts) if v is not first]
+    guard_same_sizes(pairs, "np.concatenate")
     return Tensor(result, np.ndarray)
 
 
@@ -459,7 +510,15 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             out_shape.append(1)
             continue
         d = x.shape[dim]
-        if type(k) is int:
+        if d is None:  # a relaxed dim: known to be >= 2 at run time
+            if type(k) is int and k in (0, 1):
+                offsets.append(k), sizes.append(1), strides.append(1)
+            elif k == slice(None):
+                offsets.append(0), sizes.append(-1), strides.append(1)
+                out_shape.append(None)
+            else:
+                raise Unsupported(f"index {k!r} on a dimension of varying size is not supported yet")
+        elif type(k) is int:
             if not -d <= k < d:
                 raise Unsupported(f"index {k} is out of bounds for axis {dim} with size {d}")
             offsets.append(k % d), sizes.append(1), strides.append(1)
@@ -472,13 +531,31 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             out_shape.append(n)
         dim += 1
     sliced = get("slice").build([x.value], offsets=tuple(offsets), sizes=tuple(sizes), strides=tuple(strides))
-    result = get("reshape").build([sliced], shape=tuple(out_shape))
+    result = _reshape_value(sliced, tuple(out_shape))
     if not out_shape and all(type(k) is int for k in keys):
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
     return _view(x, result, lambda a: a[key])
 
 
+def _reshape_value(value: ir.Value, shape: tuple[int | None, ...]) -> ir.Value:
+    """Reshape to `shape`, whose one dynamic dim (if any) is the rest of the elements."""
+    if Tensor(value, np.ndarray).shape == shape:
+        return value
+    if shape.count(None) > 1:
+        raise Unsupported("reshaping to more than one dimension of varying size is not supported yet")
+    return build("reshape", [value], shape=tuple(-1 if d is None else d for d in shape))
+
+
+def static_shape(t: Tensor, what: str) -> tuple[int, ...]:
+    """The shape of `t`, which `what` needs to be known when compiling."""
+    if None in t.shape:
+        raise Unsupported(f"{what} of an array whose shape varies between calls is not supported yet")
+    return t.shape
+
+
 def full(shape: Sequence[int], value: Any, dtype: np.dtype) -> Tensor:
+    if None in tuple(shape):
+        raise Unsupported("creating an array whose shape varies between calls is not supported yet")
     dtype = check_dtype(dtype)
     return Tensor(emit.splat(np.asarray(value, dtype=dtype)[()], tuple(shape), dtype), np.ndarray)
 

@@ -60,13 +60,21 @@ def is_constant(value: Any) -> bool:
     return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype))
 
 
-def spec_of(value: Any, relaxed: bool = False) -> Spec:
-    """The spec of an argument; `relaxed` Python floats are runtime operands, not constants."""
+def relaxed_shape(shape: tuple[int, ...], dims: frozenset) -> tuple[int | None, ...]:
+    """`shape` with the relaxed dims made dynamic (None); sizes 0 and 1 stay static, so a
+    dynamic dim is always >= 2 (never broadcast, never empty)."""
+    return tuple(None if i in dims and d >= 2 else d for i, d in enumerate(shape))
+
+
+def spec_of(value: Any, relaxed: Any = None) -> Spec:
+    """The spec of an argument. `relaxed` is True for a Python float compiled as a runtime
+    operand, or a set of dims of an array whose sizes are runtime values."""
     t = type(value)
-    if relaxed and t is float:
+    if relaxed is True and t is float:
         return ScalarSpec(float)
     if t is np.ndarray:
-        return ArraySpec(value.dtype, value.shape)
+        shape = relaxed_shape(value.shape, relaxed) if isinstance(relaxed, frozenset) else value.shape
+        return ArraySpec(value.dtype, shape)
     if isinstance(value, np.generic):
         return ScalarSpec(t)
     if t in (tuple, list) and not (t is tuple and is_constant(value)):
@@ -76,12 +84,14 @@ def spec_of(value: Any, relaxed: bool = False) -> Spec:
     return ObjectSpec(t)
 
 
-def key_of(value: Any, relaxed: bool = False) -> Any:
+def key_of(value: Any, relaxed: Any = None) -> Any:
     """A hashable key; equal keys mean equal specs (and so the same variant)."""
     t = type(value)
-    if relaxed and t is float:
+    if relaxed is True and t is float:
         return (float,)
     if t is np.ndarray:
+        if isinstance(relaxed, frozenset):
+            return (t, value.dtype, relaxed_shape(value.shape, relaxed))
         return (t, value.dtype, value.shape)
     if t is float:
         # 0.0 == -0.0 but they compute differently; NaN never equals itself and always misses.

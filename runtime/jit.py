@@ -17,10 +17,10 @@ from pyfront.graphgen import generate
 
 
 def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                    relaxed: frozenset = frozenset()) -> Variant:
+                    relaxed: dict | None = None) -> Variant:
     """Compile `fn` specialized for this call; raises `Unsupported` if it cannot.
 
-    `relaxed` names argument positions compiled as runtime operands rather than constants.
+    `relaxed` maps argument positions to their relaxation (specialize.spec_of).
     """
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed)

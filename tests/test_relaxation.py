@@ -36,3 +36,32 @@ def test_argument_type_goes_int_float_array():
     calls = [(3,), (3,), (2.5,), (2.5,), (np.ones((4, 8)),), (np.ones((4, 8)),), (np.ones((3, 8)),)]
     compiled = check(type_changes, calls)
     assert pyfront.explain(compiled).compiled_calls >= 3
+
+
+def mlp(x, w, b):
+    h = np.tanh(x @ w + b)
+    return h.sum(axis=1), h[:, 0], h.mean(), h.reshape(-1), h.T, h[1]
+
+
+def test_batch_size_that_changes_becomes_a_dynamic_dim():
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal((8, 5)), np.zeros(5)
+    calls = [(rng.standard_normal((n, 8)), w, b) for n in (4, 3, 2, 2, 7, 1, 5)]
+    compiled = check(mlp, calls, profile_calls=2)
+    report = pyfront.explain(compiled)
+    # (4, 8) then (3, 8) gives (?, 8): sizes 2, 7 and 5 reuse it. Size 1 is a separate
+    # (static) case, where h[1] raises IndexError as in NumPy.
+    assert report.compilations == 1 and report.compiled_calls == 4, str(report)
+    assert "index 1 is out of bounds" in str(report)
+    assert "ndarray[float64, (?, 8)]" in str(report) and "dims [0] of varying size" in str(report)
+
+
+def add(a, b):
+    return a + b
+
+
+def test_dynamic_dims_that_disagree_raise_like_numpy():
+    calls = [(np.ones((n, 3)), np.ones((m, 3))) for n, m in ((4, 4), (3, 3), (5, 5), (5, 6), (2, 2))]
+    compiled = check(add, calls, profile_calls=2)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls >= 2 and report.deopts >= 1, str(report)

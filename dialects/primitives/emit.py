@@ -121,6 +121,11 @@ def dims_equal(a: ir.Value, dim_a: int, b: ir.Value, dim_b: int) -> ir.Value:
     return arith.cmpi(arith.CmpIPredicate.eq, size_a, size_b)
 
 
+def dim_is(a: ir.Value, dim_a: int, size: int) -> ir.Value:
+    """An i1: whether dim `dim_a` of tensor `a` is `size` at run time (guards)."""
+    return arith.cmpi(arith.CmpIPredicate.eq, tensor.dim(a, index(dim_a)), index(size))
+
+
 # Structured ops ----------------------------------------------------------------
 
 
