@@ -51,6 +51,7 @@ class CompiledFunction:
         # Argument position -> relaxation: True (a Python float operand) or the set of
         # array dims whose sizes are runtime values (specialize.spec_of).
         self._relaxed: dict[int, Any] = {}
+        self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._report = Report(fn.__qualname__)
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -79,10 +80,10 @@ class CompiledFunction:
                     self._report.profiled_calls += 1
                 else:
                     key = self._relax(key, args)
-                    if self._variants.get(key):  # compiled meanwhile (another thread, or relaxed)
-                        variant = self._variants[key][-1]
-                    else:
-                        variant = self._compile(key, args, kwargs)
+                    variant = self._variant_or_compile(key, args, kwargs)
+                    if variant is None and self._give_up_relaxations(key, args):
+                        key = self._key(args)
+                        variant = self._variant_or_compile(key, args, kwargs)
             if profiling:
                 return self._profiled(args, kwargs)
             if variant is None:
@@ -121,6 +122,8 @@ class CompiledFunction:
         for i, a in enumerate(args):
             args_seen.setdefault(i, Observation()).add(a)
         for i, obs in args_seen.items():
+            if i in self._no_relax:
+                continue
             relaxation = _relaxation(list(obs.facts))
             if relaxation is not None and relaxation != self._relaxed.get(i):
                 self._relaxed = {**self._relaxed, i: relaxation}
@@ -128,6 +131,26 @@ class CompiledFunction:
                     f"dims {sorted(relaxation)} of varying size -> dynamic")
                 self._report.relaxations.append(f"arg{i}: {what}")
         return self._key(args)
+
+    def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict):
+        """An existing variant for `key` (compiled meanwhile by another thread), or a new one."""
+        variants = self._variants.get(key)
+        return variants[-1] if variants else self._compile(key, args, kwargs)
+
+    def _give_up_relaxations(self, key: Any, args: tuple) -> bool:
+        """A relaxed key failed to compile: specialize those arguments again (lock held).
+
+        E.g. a loop over a dim made dynamic cannot be unrolled; one variant per size
+        (bounded by max_variants) still compiles.
+        """
+        if key == tuple(key_of(a) for a in args):
+            return False  # no relaxation applied to this call
+        reason = self._unsupported.get(key, "")
+        for i in self._relaxed:
+            self._report.relaxations.append(f"arg{i}: relaxation undone ({reason})")
+        self._no_relax |= set(self._relaxed)
+        self._relaxed = {}
+        return True
 
     def _compile(self, key: Any, args: tuple, kwargs: dict):
         """Compile a variant for `key` (lock held); None if it cannot be compiled."""

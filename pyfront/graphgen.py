@@ -204,7 +204,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return Tensor(next(values), spec.type, source=path)
         if isinstance(spec, SeqSpec):
             return Seq(tuple(self._arg_value(s, values, path.item(i), e)
-                             for i, (s, e) in enumerate(zip(spec.items, example))), spec.kind)
+                             for i, (s, e) in enumerate(zip(spec.items, example))), spec.kind, path)
         if isinstance(spec, ObjectSpec):
             self._check_plain_object(example)
             return Obj(next(values), example, path)
@@ -291,6 +291,11 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             raise Unsupported("augmented assignment to attributes or subscripts is not supported yet", node)
         current = self._load_name(node.target.id, node.target)
+        if isinstance(current, Seq) and current.kind is list:
+            if not isinstance(node.op, ast.Add):
+                raise Unsupported(f"{type(node.op).__name__}= on a list is not supported yet", node)
+            self._replace_list(current, current.items + tuple(self._iterate(self.visit(node.value), node)), node)
+            return
         if isinstance(current, Tensor) and current.pytype is np.ndarray:
             # In-place on an ndarray: exact as a rebinding only if nothing else can see the array.
             if current.source is not None or current.view is not None or self._aliased(current):
@@ -302,12 +307,29 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return
         self.frame.env[node.target.id] = self._binop(type(node.op), current, self.visit(node.value))
 
-    def _aliased(self, t: Tensor) -> bool:
+    def _aliased(self, t: Any) -> bool:
         refs = 0
         for frame in self.frames:
             for v in frame.env.values():
-                refs += sum(1 for leaf in _leaves(v) if leaf is t)
+                refs += sum(1 for leaf in _nodes(v) if leaf is t)
         return refs > 1
+
+    def _replace_list(self, old: Seq, items: tuple, node: ast.AST) -> None:
+        """Mutate a list created in this call, which only one local name refers to."""
+        if old.source is not None or self._aliased(old):
+            raise Unsupported("mutating a list that the caller or other names can see is not supported yet", node)
+        new = Seq(items, list)
+        for frame in self.frames:
+            for name, v in frame.env.items():
+                if v is old:
+                    frame.env[name] = new
+
+    def _iterate(self, value: Any, node: ast.AST) -> list:
+        if isinstance(value, Seq):
+            return list(value.items)
+        if isinstance(value, Known) and isinstance(value.value, (tuple, list)):
+            return [Known(v) for v in value.value]
+        raise Unsupported(f"cannot iterate over {S.describe(value)}", node)
 
     def _assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -427,6 +449,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         name = node.attr
         if isinstance(base, Tensor):
             return self._tensor_attr(base, name, node)
+        if isinstance(base, Seq) and base.kind is list and name == "append":
+            return BoundMethod(base, name)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
@@ -528,6 +552,12 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         pyop, uf = BINOPS[op]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
+        if isinstance(left, (Seq, Known)) and isinstance(right, (Seq, Known)) and op is ast.Add:
+            a, b = (v if isinstance(v, Seq) else Seq(tuple(map(Known, v.value)), type(v.value))
+                    for v in (left, right))
+            if a.kind is not b.kind:
+                raise Unsupported(f"can only concatenate {a.kind.__name__} to {a.kind.__name__}")
+            return Seq(a.items + b.items, a.kind)
         if isinstance(left, Seq) or isinstance(right, Seq):
             raise Unsupported(f"{op.__name__} on tuples/lists of arrays is not supported yet")
         if op is ast.MatMult:
@@ -601,6 +631,11 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
 
     def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if isinstance(callee, BoundMethod):
+            if isinstance(callee.receiver, Seq):  # list.append
+                if len(args) != 1 or kwargs:
+                    raise Unsupported("list.append takes exactly one argument", node)
+                self._replace_list(callee.receiver, callee.receiver.items + (args[0],), node)
+                return Known(None)
             if callee.function is not None:
                 return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
             handler = numpy_api.METHODS[callee.name]
@@ -712,12 +747,12 @@ def _is_value(v: Any) -> bool:
     return isinstance(v, (Known, Tensor, Obj, Seq, BoundMethod))
 
 
-def _leaves(v: Any):
+def _nodes(v: Any):
+    """`v` and, for tuples and lists, everything inside them."""
+    yield v
     if isinstance(v, Seq):
         for i in v.items:
-            yield from _leaves(i)
-    else:
-        yield v
+            yield from _nodes(i)
 
 
 def _is_pure(fn: Any) -> bool:

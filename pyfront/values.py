@@ -72,6 +72,7 @@ class Obj:
 class Seq:
     items: tuple
     kind: type = tuple  # tuple or list
+    source: Any = None  # the access path when the caller passed this list (mutations are visible)
 
 
 @dataclass(frozen=True, eq=False)
