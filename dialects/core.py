@@ -14,7 +14,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.opdef import Attr, OpDef, OpView, register
 from pyfront.dialects.types import is_object, is_tensor, isa
 
-GUARD_KINDS = ("branch", "trip-count", "type", "shape", "value", "callee", "state", "fp-error")
+GUARD_KINDS = ("branch", "raise", "trip-count", "type", "shape", "value", "callee", "state", "fp-error")
 
 
 def _check_guard(v: OpView) -> str | None:

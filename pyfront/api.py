@@ -31,7 +31,8 @@ from pyfront.specialize import key_of
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
 RELAXABLE = ("state", "branch")
-# Other in-graph assumptions (e.g. no integer division by zero) are given up after this many failures.
+# Other in-graph assumptions (e.g. no integer division by zero) are given up after this
+# many failures; "raise" guards never are (raising is the interpreter's job, by design).
 GIVE_UP_AFTER = 8
 
 
@@ -187,7 +188,7 @@ class CompiledFunction:
                 return
             if deopt.kind in RELAXABLE:
                 variants.remove(variant)
-            elif self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
+            elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
                 variants.remove(variant)
                 self._unsupported[key] = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
 

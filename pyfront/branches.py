@@ -29,6 +29,13 @@ class BranchMixin:
             self._visit_body(node.body if S.fold(bool, test.value).value else node.orelse)
             return
         cond = S.truth(test)
+        if raises(node.body) != raises(node.orelse):
+            # Raising is left to the interpreter: compile the other side, guarded.
+            taken = raises(node.orelse)
+            flag = cond if taken else S.logical_not(cond)
+            S.guard(flag, "raise", f"the branch at line {node.lineno} that raises is not taken")
+            self._visit_body(node.body if taken else node.orelse)
+            return
         taken = self._speculated_outcome(node.test)
         if taken is not None:
             self._guard_branch(cond, taken, node)
@@ -171,6 +178,11 @@ def _rebuild(m: Any, results: dict) -> Any:
     if isinstance(m, Seq):
         return Seq(tuple(_rebuild(i, results) for i in m.items), m.kind)
     return m
+
+
+def raises(body: list[ast.stmt]) -> bool:
+    """Whether `body` ends in a raise statement."""
+    return bool(body) and isinstance(body[-1], ast.Raise)
 
 
 def returns(body: list[ast.stmt]) -> bool:

@@ -1,21 +1,28 @@
-"""`while` loops, as a mixin of the graph generator.
+"""Loops the generator does not unroll, as a mixin of the graph generator.
 
-A `while` whose test is a compile-time value is unrolled by the generator (up
-to MAX_STATIC_UNROLL iterations). A `while` on a computed condition (iterate
-until converged) becomes `scf.while`: the loop-carried values are the
-variables the body assigns, which must be computed arrays or scalars of one
-type and shape on every iteration. Guards, stores and prints inside such a
-loop are not supported yet (the call then runs in the interpreter); state is
-read once, before the loop.
+Loops over compile-time values (`for i in range(4)`, a `while` on a constant
+test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations. Two
+kinds become real loops:
+- a `while` on a computed condition (iterate until converged): `scf.while`;
+- a `for` over the rows of an array whose length varies between calls (a
+  relaxed, dynamic first dim): `scf.for`.
+The loop-carried values are the variables the body assigns, which must be
+computed arrays or scalars of one type and shape on every iteration. Guards,
+stores, prints and list growth inside such loops are not supported yet (the
+call then runs in the interpreter); state is read once, before the loop.
 """
 
 from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from pyfront import semantics as S
 from pyfront.branches import assigned_names
-from pyfront.dialects.mlir import ir, scf, tensor
+from pyfront.dialects.mlir import arith, ir, scf, tensor
+from pyfront.dialects.primitives import emit
+from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.values import Known, Tensor
 
@@ -76,6 +83,54 @@ class LoopMixin:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
         self._bind(names, inits, loop.results)
+
+    def _for_rows(self, node: ast.For, rows: Tensor) -> None:
+        """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
+        if node.orelse:
+            raise Unsupported("for/else is not supported yet", node)
+        if not isinstance(node.target, ast.Name):
+            raise Unsupported("loop targets other than a name are not supported over varying lengths", node)
+        env = self.frame.env
+        names = sorted(assigned_names(node.body) - {node.target.id})
+        for name in names:
+            if not isinstance(env.get(name), Tensor):
+                raise Unsupported(
+                    f"{name!r} changes in a loop of varying length but is not a computed array", node
+                )
+        inits = [env[n] for n in names]
+        before = dict(env)
+        lower, upper = emit.index(0), emit.dim(rows.value, 0)
+        loop = scf.ForOp(lower, upper, emit.index(1), [t.value for t in inits])
+        if not self.hoist_points:
+            self.hoist_points.append(ir.InsertionPoint(loop.operation))
+        try:
+            with ir.InsertionPoint(loop.body):
+                self._bind(names, inits, loop.inner_iter_args)
+                env[node.target.id] = self._row(rows, loop.induction_variable)
+                self._visit_body(node.body)
+                updated = [env[n] for n in names]
+                for name, old, new in zip(names, inits, updated):
+                    if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
+                        raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
+                    if new.view is not None or new.source is not None:
+                        raise Unsupported(f"{name!r} becomes a view of an array inside the loop", node)
+                for name, value in env.items():
+                    if name not in names and name != node.target.id and before.get(name) is not value:
+                        raise Unsupported(f"{name!r} changes inside a loop of varying length", node)
+                scf.YieldOp([t.value for t in updated])
+        finally:
+            if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
+                self.hoist_points.clear()
+        self._bind(names, inits, loop.results)
+        # After the loop the target holds (a view of) the last row; the length is >= 2.
+        last = self._row(rows, arith.subi(upper, emit.index(1)))
+        env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
+
+    def _row(self, rows: Tensor, i: ir.Value) -> Tensor:
+        index = tensor.from_elements(tensor_type((), np.dtype(np.int64)),
+                                     [arith.index_cast(ir.IntegerType.get_signless(64), i)])
+        row = S.build("take", [rows.value, index])
+        return Tensor(row, np.ndarray if rows.ndim > 1 else rows.dtype.type)
 
     def _bind(self, names: list[str], like: list[Tensor], values) -> None:
         for name, old, value in zip(names, like, values):

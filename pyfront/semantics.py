@@ -378,7 +378,7 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
 # Shapes and views ----------------------------------------------------------------
 
 
-def _view(base: Tensor, result: ir.Value, replay) -> Tensor:
+def view_of(base: Tensor, result: ir.Value, replay) -> Tensor:
     """A result that NumPy returns as a view of `base` (for reconstructing aliasing on the host)."""
     root, chain = (base.view.base, base.view.replay) if base.view else (base, None)
     composed = (lambda a: replay(chain(a))) if chain else replay
@@ -406,14 +406,14 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
         result = build("reshape", [t.value], shape=shape)
     if t.pytype is not np.ndarray:  # np.float32(1).reshape(()) returns a 0-d array copy
         return Tensor(result, np.ndarray)
-    return _view(t, result, lambda a: a.reshape(shape))
+    return view_of(t, result, lambda a: a.reshape(shape))
 
 
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Tensor:
     t = to_tensor(x)
     perm = tuple(range(t.ndim))[::-1] if axes is None else tuple(normalize_axes_ordered(axes, t.ndim))
     result = get("transpose").build([t.value], perm=perm)
-    return _view(t, result, lambda a: a.transpose(perm))
+    return view_of(t, result, lambda a: a.transpose(perm))
 
 
 def normalize_axes_ordered(axes: Sequence[int], ndim: int) -> list[int]:
@@ -432,7 +432,7 @@ def expand_dims(x: Any, axis: Any) -> Tensor:
     for i in range(nd):
         shape.append(1 if i in axes else next(it))
     result = _reshape_value(t.value, tuple(shape))
-    return _view(t, result, lambda a: np.expand_dims(a, axes))
+    return view_of(t, result, lambda a: np.expand_dims(a, axes))
 
 
 def squeeze(x: Any, axis: Any = None) -> Tensor:
@@ -445,7 +445,7 @@ def squeeze(x: Any, axis: Any = None) -> Tensor:
             raise Unsupported("cannot select an axis to squeeze out which has size not equal to one")
     shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     result = _reshape_value(t.value, shape)
-    return _view(t, result, lambda a: np.squeeze(a, axes))
+    return view_of(t, result, lambda a: np.squeeze(a, axes))
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
@@ -455,7 +455,7 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
         result = build("broadcast_to", [t.value], shape=shape)
     except ValueError as e:
         raise Unsupported(str(e)) from None
-    return _view(t, result, lambda a: np.broadcast_to(a, shape))
+    return view_of(t, result, lambda a: np.broadcast_to(a, shape))
 
 
 def concatenate(items: Sequence[Any], axis: int = 0) -> Tensor:
@@ -534,7 +534,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     result = _reshape_value(sliced, tuple(out_shape))
     if not out_shape and all(type(k) is int for k in keys):
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
-    return _view(x, result, lambda a: a[key])
+    return view_of(x, result, lambda a: a[key])
 
 
 def _reshape_value(value: ir.Value, shape: tuple[int | None, ...]) -> ir.Value:

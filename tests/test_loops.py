@@ -72,3 +72,21 @@ def test_python_counter_in_a_computed_loop_runs_interpreted():
     x = np.array([8.0, 8.0])
     compiled = check(count_while, [(x,), (x,), (x,)])
     assert "'n' changes in a loop" in str(pyfront.explain(compiled))
+
+
+def run_rnn(seq, h, w):
+    for x in seq:
+        h = np.tanh(x @ w + h)
+    return h, x
+
+
+def test_for_over_a_sequence_of_varying_length_becomes_scf_for():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 3)) * 0.5
+    calls = [(rng.standard_normal((n, 3)), np.zeros(3), w) for n in (4, 3, 5, 2, 7, 4)]
+    compiled = check(run_rnn, calls, profile_calls=2)
+    report = pyfront.explain(compiled)
+    assert report.compilations == 1 and report.compiled_calls == 4, str(report)
+    seq = rng.standard_normal((6, 3))
+    _, last = compiled(seq, np.zeros(3), w)
+    assert np.shares_memory(last, seq)  # the loop variable is a view of the last row, as in NumPy

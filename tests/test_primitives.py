@@ -105,6 +105,8 @@ def _domain(prim: str, operand: int) -> str:
         return "above-1"
     if prim == "prod":
         return "prod"  # products stay exact whatever the order
+    if prim == "take" and operand == 1:
+        return "index"  # a row of the (3, ...) operand of every take spec
     return "any"
 
 
@@ -119,6 +121,8 @@ def _array(rng, shape: Shape, dtype: np.dtype, domain: str, special: bool) -> np
             [-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2] if dtype.kind == "f" else [-3, -2, -1, 1, 2, 3]
         )
         return np.asarray(rng.choice(choices, shape), dtype)
+    if domain == "index":
+        return np.asarray(rng.integers(0, 3, shape), dtype)
     if dtype.kind == "i":
         return np.asarray(rng.integers(-20, 21, shape), dtype)  # includes 0 (division by zero)
     if special:  # every special value at least once where it fits, in random places
@@ -195,6 +199,7 @@ SPECS: dict[str, list[Spec]] = {
         _spec([(2, 3), (2, 5)], axis=1),
         _spec([(1, 4), (2, 4), (3, 4)], "one", axis=0),
     ],
+    "take": [_spec([(3, 4), ()]), _spec([(3,), ()], "one")],
     "slice": [
         _spec([(5, 6)], offsets=(1, 0), sizes=(2, 3), strides=(2, 2)),
         _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
@@ -217,6 +222,8 @@ def _specs(prim) -> list[Spec]:
 
 
 def _operand_dtypes(prim, n: int, dtype: np.dtype) -> tuple[np.dtype, ...]:
+    if prim.name == "take":
+        return (dtype, np.dtype(np.int64))
     return (np.dtype(np.bool_), dtype, dtype) if prim.name == "where" else (dtype,) * n
 
 

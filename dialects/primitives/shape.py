@@ -22,7 +22,7 @@ encode them, -1 marking a size known only at run time:
 from __future__ import annotations
 
 import numpy as np
-from pyfront.dialects.mlir import arith, linalg, tensor
+from pyfront.dialects.mlir import arith, ir, linalg, tensor
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives.base import (
@@ -32,7 +32,7 @@ from pyfront.dialects.primitives.base import (
     same_dtype,
     unify_dims,
 )
-from pyfront.dialects.types import shape_of, tensor_dtype
+from pyfront.dialects.types import shape_of, tensor_dtype, tensor_type
 
 
 def _reshape_shape(s, shape):
@@ -195,4 +195,36 @@ SLICE = primitive(
         Attr("sizes", "i64s", "result size per dimension; -1: to the end"),
         Attr("strides", "i64s", "positive step per dimension"),
     ),
+)
+
+
+def _take_shape(s, i):
+    if len(s) < 1 or len(i) != 0:
+        raise ValueError("take indexes the first axis of an array with a 0-d index")
+    return tuple(s[1:])
+
+
+def _lower_take(view, x, i):
+    """x[i] for a runtime index 0 <= i < len(x) (the front end only emits loop counters)."""
+    shape = shape_of(x.type)
+    offset = arith.index_cast(ir.IndexType.get(), tensor.extract(i, []))
+    rest = emit.dims(x)[1:]
+    dynamic_sizes, static_sizes = emit.mixed([1] + rest)
+    zeros = [0] * (len(shape) - 1)
+    row = tensor.extract_slice(
+        tensor_type((1,) + tuple(shape[1:]), tensor_dtype(x.type)), x, [offset], dynamic_sizes, [],
+        [ir.ShapedType.get_dynamic_stride_or_offset()] + zeros, static_sizes, [1] * len(shape),
+    )
+    return emit.reshape(row, rest)
+
+
+TAKE = primitive(
+    "take",
+    "NumPy `x[i]` along the first axis for a runtime index `i` (a 0-d int64 tensor) in range.",
+    impl=lambda x, i: x[int(i)],
+    shape_rule=_take_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_take,
+    arity=2,
+    operand_rule=lambda x, i, **_: None if i == np.int64 else "the index must be int64",
 )
