@@ -152,8 +152,14 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     # Entry -----------------------------------------------------------------------
 
     def build(self) -> Graph:
+        node = parse_function(self.fn)
+        try:
+            return self._build(node)
+        except Unsupported as e:  # e.g. about an argument: point at the def line
+            raise e.located(node, self.fn.__code__.co_filename) from None
+
+    def _build(self, node: ast.FunctionDef) -> Graph:
         fn = self.fn
-        node = parse_function(fn)
         if self.kwargs:
             raise Unsupported("keyword arguments at the call are not supported yet", node)
         ctx = new_context()
@@ -368,6 +374,9 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         iterable = self.visit(node.iter)
+        if isinstance(iterable, Tensor) and iterable.ndim and iterable.shape[0] is None:
+            self._for_rows(node, iterable)
+            return
         if node.orelse:
             raise Unsupported("for/else is not supported yet", node)
         if isinstance(iterable, Known):
