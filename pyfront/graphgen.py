@@ -144,6 +144,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         self.effects: list[tuple[Any, dict]] = []
         self.frames: list[_Frame] = []
         self.node: ast.AST | None = None
+        # Loop counters of scf.for loops (id -> trip count): they may index arrays.
+        self.loop_counters: dict[int, int] = {}
         # Where state loads go while generating inside scf.if regions (hoisted above them).
         self.hoist_points: list[ir.InsertionPoint] = []
         # Attributes stored earlier in this call: later reads see the local copy.
@@ -379,6 +381,9 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return
         if node.orelse:
             raise Unsupported("for/else is not supported yet", node)
+        if isinstance(iterable, Known) and type(iterable.value) is range and len(iterable.value) > MAX_STATIC_UNROLL:
+            self._for_range(node, iterable.value)
+            return
         if isinstance(iterable, Known):
             try:
                 items = [Known(v) for v in list(iterable.value)[: MAX_STATIC_UNROLL + 1]]
@@ -519,6 +524,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         key = self.visit(node.slice)
+        if isinstance(key, Tensor) and isinstance(base, Tensor) and id(key) in self.loop_counters:
+            return self._take_row(base, key, node)
         if not isinstance(key, Known):
             raise Unsupported("indexing with a computed index is not supported yet", node)
         k = key.value

@@ -4,7 +4,8 @@ Argument types/dtypes/shapes/values are covered by the dispatch key
 (specialize.py). The guards here cover the rest of the Python state the graph
 depends on: the identity of globals, closure cells and module or class
 attributes that were compiled as constants, and the type/dtype/shape of state
-(attributes, globals) that the compiled code reads at call time.
+(attributes, globals) that the compiled code reads at call time, and that objects
+written through deferred stores alias each other as at compile time.
 """
 
 from __future__ import annotations
@@ -70,3 +71,28 @@ class StateGuard:
         if isinstance(s, ObjectSpec):
             return f"{self.path} is a {s.type.__name__}"
         return f"{self.path} is {s.value!r}"[:100]
+
+
+@dataclass(frozen=True, eq=False)
+class AliasGuard:
+    """The objects at `paths` alias each other exactly as they did at compile time.
+
+    Deferred stores give read-after-write by object identity (`p.h = x` then
+    `q.h` sees x when `p is q`); the compiled graph is only right if the
+    caller's objects are the same objects (or distinct ones) as at compile time.
+    `groups[i] == groups[j]` iff the objects at `paths[i]` and `paths[j]` were one object.
+    """
+
+    paths: tuple[Path, ...]
+    groups: tuple[int, ...]
+    site: str
+
+    def holds_for(self, values: list) -> bool:
+        first: dict[int, int] = {}
+        for value, group in zip(values, self.groups):
+            if first.setdefault(id(value), group) != group:
+                return False
+        return len(first) == len(set(self.groups))
+
+    def describe(self) -> str:
+        return f"objects at {', '.join(map(str, self.paths))} alias as at compile time"[:160]

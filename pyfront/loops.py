@@ -5,7 +5,9 @@ test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations. Two
 kinds become real loops:
 - a `while` on a computed condition (iterate until converged): `scf.while`;
 - a `for` over the rows of an array whose length varies between calls (a
-  relaxed, dynamic first dim): `scf.for`.
+  relaxed, dynamic first dim): `scf.for`;
+- a `for i in range(n)` longer than the unroll budget: `scf.for`, where `i`
+  may index the first axis of arrays at least n long (`x[i]`).
 The loop-carried values are the variables the body assigns, which must be
 computed arrays or scalars of one type and shape on every iteration. Guards,
 stores, prints and list growth inside such loops are not supported yet (the
@@ -61,6 +63,7 @@ class LoopMixin:
             # a copy: assume (and check) that the loop runs at least once.
             first = S.truth(self.visit(node.test))
             S.guard(first, "trip-count", f"the while loop at line {node.lineno} runs at least once")
+        outside = dict(env)
         loop = scf.WhileOp([t.value.type for t in inits], [t.value for t in inits])
         if not self.hoist_points:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
@@ -74,11 +77,8 @@ class LoopMixin:
             with ir.InsertionPoint(after):
                 self._bind(names, inits, after.arguments)
                 self._visit_body(node.body)
-                updated = [self.frame.env[n] for n in names]
-                for name, old, new in zip(names, inits, updated):
-                    if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
-                        raise Unsupported(f"{name!r} changes type, dtype or shape inside the while loop", node)
-                scf.YieldOp([t.value for t in updated])
+                self._check_carried(names, inits, outside, node)
+                scf.YieldOp([self.frame.env[n].value for n in names])
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
@@ -108,16 +108,8 @@ class LoopMixin:
                 self._bind(names, inits, loop.inner_iter_args)
                 env[node.target.id] = self._row(rows, loop.induction_variable)
                 self._visit_body(node.body)
-                updated = [env[n] for n in names]
-                for name, old, new in zip(names, inits, updated):
-                    if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
-                        raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
-                    if new.view is not None or new.source is not None:
-                        raise Unsupported(f"{name!r} becomes a view of an array inside the loop", node)
-                for name, value in env.items():
-                    if name not in names and name != node.target.id and before.get(name) is not value:
-                        raise Unsupported(f"{name!r} changes inside a loop of varying length", node)
-                scf.YieldOp([t.value for t in updated])
+                self._check_carried(names, inits, before, node)
+                scf.YieldOp([env[n].value for n in names])
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
@@ -126,12 +118,69 @@ class LoopMixin:
         last = self._row(rows, arith.subi(upper, emit.index(1)))
         env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
 
+    def _for_range(self, node: ast.For, steps: range) -> None:
+        """`for i in range(n)` beyond the unroll budget: scf.for with `i` as a loop counter."""
+        if steps.start != 0 or steps.step != 1:
+            raise Unsupported("long loops over ranges with a start or step are not supported yet", node)
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
+        env = self.frame.env
+        names = sorted(assigned_names(node.body) - {node.target.id})
+        for name in names:
+            if not isinstance(env.get(name), Tensor):
+                raise Unsupported(f"{name!r} changes in a long loop but is not a computed array", node)
+        inits = [env[n] for n in names]
+        before = dict(env)
+        loop = scf.ForOp(emit.index(0), emit.index(steps.stop), emit.index(1), [t.value for t in inits])
+        if not self.hoist_points:
+            self.hoist_points.append(ir.InsertionPoint(loop.operation))
+        try:
+            with ir.InsertionPoint(loop.body):
+                self._bind(names, inits, loop.inner_iter_args)
+                counter = Tensor(_as_int64(loop.induction_variable), int)
+                self.loop_counters[id(counter)] = steps.stop
+                env[node.target.id] = counter
+                self._visit_body(node.body)
+                self._check_carried(names, inits, before, node)
+                scf.YieldOp([env[n].value for n in names])
+        finally:
+            if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
+                self.hoist_points.clear()
+        self._bind(names, inits, loop.results)
+        env[node.target.id] = Known(steps.stop - 1)
+
+    def _take_row(self, base: Tensor, counter: Tensor, node: ast.AST) -> Tensor:
+        """`x[i]` for a loop counter `i` of a loop that runs n times: needs len(x) >= n."""
+        length = base.shape[0] if base.ndim else 0
+        if length is None or length < self.loop_counters[id(counter)]:
+            raise Unsupported("indexing with a loop counter beyond the array's length raises IndexError", node)
+        row = S.build("take", [base.value, counter.value])
+        return Tensor(row, np.ndarray if base.ndim > 1 else base.dtype.type)
+
+    def _check_carried(self, names: list[str], inits: list[Tensor], before: dict, node: ast.AST) -> None:
+        """Loop-carried values keep their type; nothing else may change inside the loop."""
+        env = self.frame.env
+        for name, old in zip(names, inits):
+            new = env[name]
+            if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
+                raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
+            if new.view is not None or new.source is not None:
+                raise Unsupported(f"{name!r} becomes a view of an array inside the loop", node)
+        for name, value in env.items():
+            target = getattr(getattr(node, "target", None), "id", None)
+            if name not in names and name != target and before.get(name) is not value:
+                raise Unsupported(f"{name!r} changes inside the loop", node)
+
     def _row(self, rows: Tensor, i: ir.Value) -> Tensor:
-        index = tensor.from_elements(tensor_type((), np.dtype(np.int64)),
-                                     [arith.index_cast(ir.IntegerType.get_signless(64), i)])
-        row = S.build("take", [rows.value, index])
+        row = S.build("take", [rows.value, _as_int64(i)])
         return Tensor(row, np.ndarray if rows.ndim > 1 else rows.dtype.type)
 
     def _bind(self, names: list[str], like: list[Tensor], values) -> None:
         for name, old, value in zip(names, like, values):
             self.frame.env[name] = Tensor(value, old.pytype)
+
+
+def _as_int64(i: ir.Value) -> ir.Value:
+    """An index value as a 0-d int64 tensor (how the graph holds Python ints)."""
+    return tensor.from_elements(tensor_type((), np.dtype(np.int64)),
+                                [arith.index_cast(ir.IntegerType.get_signless(64), i)])

@@ -26,6 +26,7 @@ from pyfront.graphgen import parse_function
 
 _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
+_INNER = "__pyfront_instrumented__"
 _MAX_VALUES = 8
 
 
@@ -150,6 +151,9 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
 
     node = parse_function(fn)
     node.decorator_list = []
+    # A name of its own: with the function's name, the factory's local would
+    # shadow the global that a recursive function calls itself through.
+    node.name = _INNER
     body_node = _Instrument(_assigned_names(node))
     for i, stmt in enumerate(node.body):
         node.body[i] = body_node.visit(stmt)
@@ -164,7 +168,8 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
     module = ast.fix_missing_locations(ast.Module([factory], type_ignores=[]))
     code = compile(module, fn.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fn.__name__)
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _INNER)
+    inner = inner.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)  # error messages
 
     def observe(key, value):
         obs = profile.sites.get(key)

@@ -48,5 +48,6 @@ def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         identity_guards=graph.identity_guards, state_guards=graph.state_guards,
         graph_guards=guards, pyfront_ir=pyfront_ir,
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
+        commits=graph.commits,
     )
 

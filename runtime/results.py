@@ -44,6 +44,14 @@ class Node:
     items: tuple
 
 
+@dataclass(frozen=True, eq=False)
+class Stored:
+    """The value a deferred store wrote to `path` (the function's `store:<path>` output)."""
+
+    path: str
+    pytype: type = np.ndarray
+
+
 def box(array: np.ndarray, pytype: type) -> Any:
     """A compiled output as the interpreter's type: ndarray, NumPy scalar or Python scalar."""
     if pytype is np.ndarray:
@@ -56,21 +64,33 @@ def box(array: np.ndarray, pytype: type) -> Any:
 
 
 class ResultBuilder:
-    """Builds the returned value of one call from outputs and the call's arguments."""
+    """Builds the values of one call (its result, printed values, committed stores).
 
-    def __init__(self, tree: Any, resolve: Callable[[Path], Any]):
-        self.tree = tree
+    One builder serves a whole call, so a compiled output or view that appears
+    in several trees becomes one Python object, as it is in the interpreter.
+    """
+
+    def __init__(self, resolve: Callable[[Path], Any], outputs: list[np.ndarray],
+                 stored: dict[str, np.ndarray] | None = None):
         self.resolve = resolve
+        self.outputs = outputs
+        self.stored = stored or {}
+        self.memo: dict = {}
 
-    def build(self, outputs: list[np.ndarray]) -> Any:
-        memo: dict = {}
-        return self._build(self.tree, outputs, memo)
+    def build(self, tree: Any) -> Any:
+        return self._build(tree)
 
-    def _build(self, node: Any, outputs: list, memo: dict) -> Any:
+    def _build(self, node: Any) -> Any:
+        memo = self.memo
         if isinstance(node, Output):
             key = ("out", node.index)
             if key not in memo:
-                memo[key] = box(outputs[node.index], node.pytype)
+                memo[key] = box(self.outputs[node.index], node.pytype)
+            return memo[key]
+        if isinstance(node, Stored):
+            key = ("store", node.path)
+            if key not in memo:
+                memo[key] = box(self.stored[node.path], node.pytype)
             return memo[key]
         if isinstance(node, Input):
             return self.resolve(node.path)
@@ -79,9 +99,9 @@ class ResultBuilder:
         if isinstance(node, ViewOf):
             key = ("view", id(node))
             if key not in memo:
-                memo[key] = node.replay(self._build(node.base, outputs, memo))
+                memo[key] = node.replay(self._build(node.base))
             return memo[key]
-        return node.kind(self._build(i, outputs, memo) for i in node.items)
+        return node.kind(self._build(i) for i in node.items)
 
 
 def make_resolver(path: Path, fn) -> Callable[[tuple], Any]:
@@ -99,8 +119,8 @@ def make_resolver(path: Path, fn) -> Callable[[tuple], Any]:
     else:
         raise ValueError(f"path {path} cannot be read")
     getter = get_root
-    for kind, name in path.steps:
-        getter = _step(getter, kind, name)
+    for kind, step in path.steps:  # not `name`: get_root reads it
+        getter = _step(getter, kind, step)
     return getter
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 from pyfront.dialects.state_path import Path
-from pyfront.runtime.results import ResultBuilder, box, make_committer, make_resolver
+from pyfront.runtime.results import ResultBuilder, Stored, make_committer, make_resolver
 
-from pyfront.guards import IdentityGuard, StateGuard
+from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
 
 
 @dataclass(frozen=True)
@@ -55,24 +55,35 @@ class Variant:
     compile_seconds: float
     cache_hit: bool
     effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
+    commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
+    _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
+    _store_index: dict = field(default_factory=dict, repr=False)
     _result_index: list = field(default_factory=list, repr=False)
     _guard_index: int | None = None
 
     def __post_init__(self) -> None:
         fn = self.fn
         self._inputs = [make_resolver(Path.parse(p), fn) for p in self.input_paths]
-        self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards]
+        self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards
+                              if isinstance(g, StateGuard)]
+        self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
+                              if isinstance(g, AliasGuard)]
         for i, p in enumerate(self.output_paths):
             if p == "guards":
                 self._guard_index = i
             elif p.startswith("store:"):
-                self._commits.append((i, make_committer(Path.parse(p[6:]), fn)))
+                self._store_index[p[6:]] = i
             else:
                 self._result_index.append(i)
+        # What each store commits: the graph generator's tree (which keeps the
+        # identity of stored arguments, views and returned arrays), else the output.
+        trees = dict(self.commits)
+        order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
+        self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
 
     def run(self, args: tuple) -> Any:
         for g in self.identity_guards:
@@ -84,6 +95,13 @@ class Variant:
             except Exception as e:  # noqa: BLE001 - the interpreter will raise it properly
                 return Deopt("state", g.site, f"reading {g.path} raised {type(e).__name__}")
             if not g.holds_for(value):
+                return Deopt("state", g.site, f"assumption failed: {g.describe()}")
+        for resolvers, g in self._alias_checks:
+            try:
+                values = [resolve(args) for resolve in resolvers]
+            except Exception as e:  # noqa: BLE001
+                return Deopt("state", g.site, f"reading state raised {type(e).__name__}")
+            if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
         # A function whose results are all inputs, views or constants needs no device call.
         outputs = self.invoke([resolve(args) for resolve in self._inputs]) if self.output_paths else []
@@ -97,13 +115,20 @@ class Variant:
                 return Deopt(g.kind, g.site, g.reason)
         results = [outputs[i] for i in self._result_index]
         resolve = lambda path: make_resolver(path, self.fn)(args)
-        # Prints see the state before this call's stores, as in the interpreter's order.
-        for tree, options in self.effects:
-            print(*ResultBuilder(tree, resolve).build(results), **options)
-        for i, commit in self._commits:
-            commit(args, box(outputs[i], np.ndarray))
+        stored = {p: outputs[i] for p, i in self._store_index.items()}
+        # Everything is read before anything is written: a tree's inputs are the
+        # objects the call started with (stores rebind, they never mutate), and
+        # prints show their values in program order.
+        builder = ResultBuilder(resolve, results, stored)
+        printed = [(builder.build(tree), options) for tree, options in self.effects]
+        committed = [(commit, builder.build(tree)) for commit, tree in self._commits]
+        result = builder.build(self.result_tree)
+        for values, options in printed:
+            print(*values, **options)
+        for commit, value in committed:
+            commit(args, value)
         self.calls += 1
-        return ResultBuilder(self.result_tree, resolve).build(results)
+        return result
 
     def describe_guards(self) -> list[str]:
         lines = [f"{g.site}: {g.describe()}" for g in self.identity_guards]

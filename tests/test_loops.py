@@ -90,3 +90,18 @@ def test_for_over_a_sequence_of_varying_length_becomes_scf_for():
     seq = rng.standard_normal((6, 3))
     _, last = compiled(seq, np.zeros(3), w)
     assert np.shares_memory(last, seq)  # the loop variable is a view of the last row, as in NumPy
+
+
+def long_loop(xs, h, w):
+    for i in range(300):
+        h = np.tanh(xs[i] @ w + h * 0.5)
+    return h
+
+
+def test_loop_beyond_the_unroll_budget_becomes_scf_for():
+    rng = np.random.default_rng(3)
+    w, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((300, 3))
+    compiled = check(long_loop, [(xs, np.zeros(3), w)] * 3)
+    assert pyfront.explain(compiled).compiled_calls == 2
+    short = rng.standard_normal((100, 3))  # xs[i] would raise IndexError: interpreted, and it raises
+    check(long_loop, [(short, np.zeros(3), w)] * 2)
