@@ -34,7 +34,7 @@ from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
-from pyfront.guards import MISSING, IdentityGuard, StateGuard
+from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard
 from pyfront.loops import MAX_STATIC_UNROLL, LoopMixin
 from pyfront.specialize import (
     ArraySpec,
@@ -86,6 +86,7 @@ class Graph:
     state_guards: list[StateGuard]
     context: ir.Context
     effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
+    commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
 
 
 @dataclass
@@ -94,6 +95,7 @@ class _Frame:
     filename: str
     env: dict[str, Any] = field(default_factory=dict)
     local_names: frozenset = frozenset()
+    declared: dict[str, str] = field(default_factory=dict)  # name -> "global" | "nonlocal"
 
 
 def parse_function(fn: types.FunctionType) -> ast.FunctionDef:
@@ -150,6 +152,16 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         self.hoist_points: list[ir.InsertionPoint] = []
         # Attributes stored earlier in this call: later reads see the local copy.
         self.stored_attrs: dict[tuple[int, str], Tensor] = {}
+        # The same for dict items ((id(dict), key)) and globals/cells (their path).
+        self.stored_items: dict[tuple[int, Any], Tensor] = {}
+        self.stored_roots: dict[str, Tensor] = {}
+        # Every deferred store, last value per path, in first-store order; and the
+        # objects read or written through a path (for the alias guard).
+        self.stores: dict[str, tuple[Path, Tensor]] = {}
+        self.objects: dict[str, Any] = {}
+        self._tree_nodes: dict[int, tuple[Any, Any]] = {}  # id(view tensor) -> (tensor, ViewOf)
+        self._store_slots: dict[tuple, str] = {}  # (id(object), "attr"|"item", name) -> path written
+        self.commits: list[tuple[str, Any]] = []
 
     # Entry -----------------------------------------------------------------------
 
@@ -227,29 +239,33 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     def _call_function(self, fn: types.FunctionType, node: ast.FunctionDef, args: list, kwargs: dict) -> Any:
         if len(self.frames) >= MAX_INLINE_DEPTH:
             raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
+        declared = {}
         for construct in ast.walk(node):
             if isinstance(construct, (ast.Yield, ast.YieldFrom)):
                 raise Unsupported("generators (yield) run in the interpreter", construct)
             if isinstance(construct, (ast.Global, ast.Nonlocal)):
-                raise Unsupported(f"'{type(construct).__name__.lower()}' statements are not supported yet", construct)
+                declared.update((n, type(construct).__name__.lower()) for n in construct.names)
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as e:
             raise Unsupported(f"calling {fn.__qualname__}: {e}", node) from None
         bound.apply_defaults()
-        frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node))
+        frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node), declared=declared)
         for name, value in bound.arguments.items():
             frame.env[name] = Known(value) if not _is_value(value) else value
         self.frames.append(frame)
         try:
             self._visit_body(node.body, top=True)
-            return Known(None)
+            result = Known(None)
         except FunctionReturn as r:
-            return r.value
+            result = r.value
         except Unsupported as e:
             raise e.located(self.node, frame.filename)
         finally:
             self.frames.pop()
+        if not self.frames:
+            self._finish_stores(node)
+        return result
 
     def _visit_body(self, body: list[ast.stmt], top: bool = False) -> None:
         """Visit statements; `top` means the rest of `body` is the rest of the function."""
@@ -282,6 +298,11 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
 
+    def visit_Global(self, node: ast.Global) -> None:
+        return None  # declarations: _call_function recorded them in the frame
+
+    visit_Nonlocal = visit_Global
+
     def visit_Return(self, node: ast.Return) -> None:
         raise FunctionReturn(self.visit(node.value) if node.value else Known(None))
 
@@ -297,7 +318,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
-            raise Unsupported("augmented assignment to attributes or subscripts is not supported yet", node)
+            raise Unsupported("augmented assignment to an attribute or subscript is not supported yet "
+                              "(on an array, NumPy updates the object the caller can see in place)", node)
         current = self._load_name(node.target.id, node.target)
         if isinstance(current, Seq) and current.kind is list:
             if not isinstance(node.op, ast.Add):
@@ -311,15 +333,17 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             result = self._binop(type(node.op), current, self.visit(node.value))
             if not isinstance(result, Tensor) or result.dtype != current.dtype or result.shape != current.shape:
                 raise Unsupported("in-place update that changes dtype or shape raises in NumPy", node)
-            self.frame.env[node.target.id] = Tensor(result.value, np.ndarray)
+            self._assign(node.target, Tensor(result.value, np.ndarray))
             return
-        self.frame.env[node.target.id] = self._binop(type(node.op), current, self.visit(node.value))
+        self._assign(node.target, self._binop(type(node.op), current, self.visit(node.value)))
 
     def _aliased(self, t: Any) -> bool:
         refs = 0
         for frame in self.frames:
             for v in frame.env.values():
                 refs += sum(1 for leaf in _nodes(v) if leaf is t)
+        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
+            refs += sum(1 for v in stored.values() if v is t)  # local copies of Python state
         return refs > 1
 
     def _replace_list(self, old: Seq, items: tuple, node: ast.AST) -> None:
@@ -341,7 +365,10 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
 
     def _assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
-            self.frame.env[target.id] = value
+            if target.id in self.frame.declared:
+                self._store_root(target.id, value, target)
+            else:
+                self.frame.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self._unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, items):
@@ -351,15 +378,105 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             if not isinstance(obj, Obj):
                 raise Unsupported(f"assigning attribute {target.attr!r} of {S.describe(obj)}", target)
             self._check_plain_object(obj.example, setting=True)
-            if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
-                raise Unsupported("only arrays can be stored to attributes by compiled code yet", target)
-            if self.hoist_points:
-                raise Unsupported("attribute stores inside a branch on a computed value are not supported yet",
-                                  target)
+            path = obj.path.attr(target.attr)
+            self._check_storable(value, f"attribute {target.attr!r}", target)
             core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
-            self.stored_attrs[(id(obj.example), target.attr)] = Tensor(value.value, np.ndarray)
+            self.stored_attrs[(id(obj.example), target.attr)] = value
+            self._record_store(path, value, obj, ("attr", target.attr), target)
+        elif isinstance(target, ast.Subscript):
+            base = self.visit(target.value)
+            key = self.visit(target.slice)
+            if isinstance(base, Tensor):
+                raise Unsupported("writing into an array (a[...] = v) is not supported yet: NumPy mutates "
+                                  "the array in place, which the caller or other names may see", target)
+            if not isinstance(base, Obj) or type(base.example) is not dict:
+                raise Unsupported(f"assigning an item of {S.describe(base)} is not supported yet "
+                                  "(only items of dicts the caller passed or Python state holds)", target)
+            if not isinstance(key, Known):
+                raise Unsupported("a dict key must be a compile-time value", target)
+            attr = self._item_key(key.value, base.example, target)
+            self._check_storable(value, f"{base.path}[{key.value!r}]", target)
+            core.STORE_ITEM.build([base.value, value.value], [], key=attr)
+            self.stored_items[(id(base.example), key.value)] = value
+            self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
         else:
             raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
+
+    # Deferred stores (JANUS §4.2.3) ----------------------------------------------------
+
+    def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
+        if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
+            # A Python value (e.g. an int counter) would be a constant of the
+            # variant: the next call would see a changed value and recompile.
+            raise Unsupported(f"storing {S.describe(value)} to {what}: compiled code stores only arrays "
+                              "(a Python scalar or object in state would force a recompilation on every call)",
+                              node)
+        if self.hoist_points:
+            raise Unsupported(f"storing to {what} inside a branch or loop on a computed value is not supported yet",
+                              node)
+
+    def _store_root(self, name: str, value: Any, node: ast.AST) -> None:
+        """`g = value` after `global g` / `nonlocal g`: a deferred store_global / store_cell."""
+        frame = self.frame
+        what = f"{frame.declared[name]} {name!r}"
+        if frame.declared[name] == "global":
+            path = self._root_path("item", frame.fn.__globals__, name)
+        else:
+            cell = frame.fn.__closure__[frame.fn.__code__.co_freevars.index(name)]
+            path = self._root_path("cell", cell, name)
+        if path is None:
+            raise Unsupported(f"assigning {what} of another module or function is not supported yet", node)
+        self._check_storable(value, what, node)
+        op = core.STORE_GLOBAL if path.root.startswith("global:") else core.STORE_CELL
+        op.build([value.value], [], name=path.root.split(":", 1)[1])
+        self.stored_roots[str(path)] = value
+        self._record_store(path, value, None, None, node)
+
+    def _stored_root(self, kind: str, container: Any, name: str) -> Tensor | None:
+        path = self._root_path(kind, container, name) if self.stored_roots else None
+        return self.stored_roots.get(str(path)) if path is not None else None
+
+    def _root_path(self, kind: str, container: Any, name: str) -> Path | None:
+        """The path of a global or closure cell as the compiled function's runtime resolves it."""
+        if kind == "item":
+            return Path(f"global:{name}") if container is self.fn.__globals__ else None
+        for var, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            if cell is container:
+                return Path(f"cell:{var}")
+        return None
+
+    def _record_store(self, path: Path, value: Tensor, obj: Obj | None, slot: tuple | None,
+                      node: ast.AST) -> None:
+        if obj is not None:
+            self._note_object(obj, node)
+            # One object slot written through two paths would be committed twice, in the wrong order.
+            owner = self._store_slots.setdefault((id(obj.example),) + slot, str(path))
+            if owner != str(path):
+                raise Unsupported(f"{path} and {owner} are one object written through two paths", node)
+        self.stores[str(path)] = (path, value)
+
+    def _note_object(self, obj: Obj, node: ast.AST | None = None) -> None:
+        if obj.path is None:
+            raise Unsupported("state of an object without an access path", node)
+        self.objects.setdefault(str(obj.path), (obj.path, obj.example))
+
+    def _finish_stores(self, node: ast.AST) -> None:
+        """What each store commits (after every guard held), and the alias guard its objects need."""
+        self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
+        if self._store_slots and len(self.objects) > 1:
+            ids: dict[int, int] = {}
+            groups = tuple(ids.setdefault(id(example), len(ids)) for _, example in self.objects.values())
+            self.state_guards.append(AliasGuard(tuple(p for p, _ in self.objects.values()), groups,
+                                                f"{self.fn.__code__.co_filename}:{node.lineno}"))
+
+    def _item_key(self, key: Any, container: Any, node: ast.AST) -> ir.Attribute:
+        """The `key` attribute of load_item/store_item; keys must round-trip through access paths."""
+        if type(key) is str and not any(c in key for c in "'\"\\"):
+            return ir.StringAttr.get(key)
+        if type(key) is int and -2**63 <= key < 2**63 and (type(container) is dict or key >= 0):
+            return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), key)
+        raise Unsupported(f"subscript key {key!r} of a {type(container).__name__} in Python state is not "
+                          "supported yet (only str and int, non-negative for lists)", node)
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
         if isinstance(value, Seq):
@@ -425,11 +542,17 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         code = fn.__code__
         if name in code.co_freevars:
             cell = fn.__closure__[code.co_freevars.index(name)]
+            stored = self._stored_root("cell", cell, name)
+            if stored is not None:
+                return stored  # written earlier in this call
             try:
                 value = cell.cell_contents
             except ValueError:
                 raise Unsupported(f"free variable {name!r} referenced before assignment", node) from None
             return self._state_root(value, Path(f"cell:{name}"), ("cell", cell, name), node)
+        stored = self._stored_root("item", fn.__globals__, name)
+        if stored is not None:
+            return stored  # written earlier in this call
         if name in fn.__globals__:
             return self._state_root(fn.__globals__[name], Path(f"global:{name}"),
                                     ("item", fn.__globals__, name), node)
@@ -445,6 +568,16 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         if seen is not None and not seen.stable and is_constant(value):
             # Specializing on a value that changed between profiled calls would recompile every call.
             raise Unsupported(f"{path} changed between profiled calls ({seen.summary()})", node)
+        if _uncompiled(value) is not value:  # a pyfront.compile'd function: inlined when called
+            self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
+            return Known(value)
+        if not is_constant(value) and not isinstance(value, np.generic):
+            # Read at call time through the compiled function's own globals and cells.
+            root = self._root_path(kind, container, name)
+            if root is None:
+                raise Unsupported(f"{path} (of another module or function) holds an array or object; "
+                                  "reading it at call time is not supported yet", node)
+            path, name = root, root.root.split(":", 1)[1]
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
@@ -488,6 +621,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
 
     def _object_attr(self, obj: Obj, name: str, node: ast.AST) -> Any:
+        self._note_object(obj, node)
         stored = self.stored_attrs.get((id(obj.example), name))
         if stored is not None:
             return stored
@@ -537,7 +671,38 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             if base.pytype is not np.ndarray:
                 raise Unsupported("indexing a NumPy scalar is not supported", node)
             return S.getitem(base, k)
+        if isinstance(base, Obj):
+            return self._object_item(base, k, node)
         raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)
+
+    def _object_item(self, obj: Obj, key: Any, node: ast.AST) -> Any:
+        """`d['k']` / `lst[0]` on a dict or list in Python state: read at call time (load_item)."""
+        example = obj.example
+        if type(example) not in (dict, list):
+            raise Unsupported(f"subscript of a {type(example).__name__} object is not supported yet", node)
+        attr = self._item_key(key, example, node)
+        self._note_object(obj, node)
+        stored = self.stored_items.get((id(example), key))
+        if stored is not None:
+            return stored  # written earlier in this call
+        try:
+            value = example[key]
+        except (KeyError, IndexError) as e:
+            raise Unsupported(f"{obj.path}[{key!r}] raises {type(e).__name__}", node) from None
+        path = obj.path.item(key)
+        if type(value) is np.ndarray:
+            S.check_dtype(value.dtype)
+            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
+            t = core.LOAD_ITEM.build([obj.value], [tensor_type(value.shape, value.dtype)], key=attr,
+                                     ip=self._state_ip()).result
+            return Tensor(t, np.ndarray, source=path)
+        if is_constant(value) or isinstance(value, np.generic):
+            self._state_guard(path, ConstSpec(value), node)
+            return Known(value)
+        self._check_plain_object(value)
+        self._state_guard(path, ObjectSpec(type(value)), node)
+        return Obj(core.LOAD_ITEM.build([obj.value], [object_type()], key=attr, ip=self._state_ip()).result,
+                   value, path)
 
     def visit_Slice(self, node: ast.Slice) -> Known:
         parts = [self.visit(p) if p is not None else Known(None) for p in (node.lower, node.upper, node.step)]
@@ -661,6 +826,9 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         fn = callee.value
         if fn is print:
             return self._print(args, kwargs, node)
+        if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
+            return self._isinstance(args[0], args[1], node)
+        fn = _uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
             return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
@@ -728,6 +896,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
 
     def _check_plain_object(self, value: Any, setting: bool = False) -> None:
         cls = type(value)
+        if cls in (dict, list) and not setting:
+            return  # items are read with load_item (see _object_item); no attributes
         if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
             raise Unsupported(f"objects of {cls.__name__} customize attribute access")
         if setting and cls.__setattr__ is not object.__setattr__:
@@ -750,13 +920,41 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             if value.source is not None:
                 return R.Input(value.source)  # the very object the caller passed or stored
             if value.view is not None:
-                return R.ViewOf(self._result_tree(value.view.base, leaves), value.view.replay)
+                return self._view_tree(value, leaves)
             for i, leaf in enumerate(leaves):
                 if leaf is value:
                     return R.Output(i, value.pytype)
             leaves.append(value)
             return R.Output(len(leaves) - 1, value.pytype)
         raise Unsupported(f"returning {S.describe(value)} is not supported yet")
+
+    def _view_tree(self, value: Tensor, leaves: list[Tensor]) -> Any:
+        """One ViewOf per view tensor, so the result, prints and stores share one view object."""
+        from pyfront.runtime import results as R
+
+        cached = self._tree_nodes.get(id(value))
+        if cached is None or cached[0] is not value:
+            cached = self._tree_nodes[id(value)] = (value, R.ViewOf(self._result_tree(value.view.base, leaves),
+                                                                    value.view.replay))
+        return cached[1]
+
+    def _isinstance(self, value: Any, classes: Any, node: ast.AST) -> Known:
+        """`isinstance` of a compiled value: its Python type is known at compile time."""
+        if isinstance(value, Tensor):
+            pytype = value.pytype
+        elif isinstance(value, Seq):
+            pytype = value.kind
+        elif isinstance(value, Obj) and inspect.getattr_static(type(value.example), "__class__") is \
+                object.__dict__["__class__"]:
+            pytype = type(value.example)  # guarded: the argument key or a state guard fixes it
+        else:
+            raise Unsupported(f"isinstance of {S.describe(value)} is not supported yet", node)
+        flat = classes.value if isinstance(classes, Known) and type(classes.value) is tuple else \
+            (classes.value,) if isinstance(classes, Known) else None
+        if flat is None or not all(isinstance(c, type) and type(c).__instancecheck__ is type.__instancecheck__
+                                   for c in flat):
+            raise Unsupported("isinstance with classes that are not plain compile-time types", node)
+        return Known(issubclass(pytype, flat))
 
 
 def _is_value(v: Any) -> bool:
@@ -784,6 +982,15 @@ def _hashable(v: Any) -> bool:
         return False
 
 
+def _uncompiled(fn: Any) -> Any:
+    from pyfront.api import CompiledFunction
+
+    return fn.fn if isinstance(fn, CompiledFunction) else fn
+
+
 def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
              relaxed: dict | None = None) -> Graph:
-    return GraphGenerator(fn, args, kwargs, profile, relaxed).build()
+    generator = GraphGenerator(fn, args, kwargs, profile, relaxed)
+    graph = generator.build()
+    graph.commits = generator.commits
+    return graph
