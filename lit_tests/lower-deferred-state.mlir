@@ -87,3 +87,92 @@ func.func @paths(%self: !pyfront.object, %x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @stateless(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+/// `global g; g = g + x; return g * g`: the write becomes the result
+/// `store:global:g`, and the read after it sees the stored value, so
+/// `global:g` is read once, as an argument.
+
+// CHECK-LABEL: func.func @store_global_then_load
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[G:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK-SAME:    pyfront.inputs = ["arg0", "global:g"]
+// CHECK-SAME:    pyfront.outputs = ["return0", "store:global:g"]
+// CHECK:         %[[NEW:.*]] = "pyfront.add"(%[[G]], %[[X]])
+// CHECK-NOT:     pyfront.load_global
+// CHECK-NOT:     pyfront.store_global
+// CHECK:         %[[Y:.*]] = "pyfront.multiply"(%[[NEW]], %[[NEW]])
+// CHECK:         return %[[Y]], %[[NEW]]
+func.func @store_global_then_load(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = "pyfront.load_global"() {name = "g"} : () -> tensor<4xf32>
+  %new = "pyfront.add"(%g, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_global"(%new) {name = "g"} : (tensor<4xf32>) -> ()
+  %g2 = "pyfront.load_global"() {name = "g"} : () -> tensor<4xf32>
+  %y = "pyfront.multiply"(%g2, %g2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+/// `nonlocal c; c = x * x` without reading c first: no input for `cell:c`,
+/// only the result `store:cell:c`; a later read of the cell is the stored value.
+
+// CHECK-LABEL: func.func @store_cell_only
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK-SAME:    pyfront.inputs = ["arg0"]
+// CHECK-SAME:    pyfront.outputs = ["return0", "store:cell:c"]
+// CHECK-NEXT:    %[[C:.*]] = "pyfront.multiply"(%[[X]], %[[X]])
+// CHECK-NEXT:    return %[[C]], %[[C]]
+func.func @store_cell_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = "pyfront.multiply"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_cell"(%c) {name = "c"} : (tensor<4xf32>) -> ()
+  %c2 = "pyfront.load_cell"() {name = "c"} : () -> tensor<4xf32>
+  return %c2 : tensor<4xf32>
+}
+
+// -----
+
+/// Dict items: `d['h']` is read once; `d['h'] = ...` and `d['out'] = ...`
+/// become results in first-store order; the read of `d['h']` after its store
+/// sees the stored value; the dict argument itself is dropped.
+
+// CHECK-LABEL: func.func @store_item
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[H:.*]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-SAME:    pyfront.inputs = ["arg1", "arg0['h']"]
+// CHECK-SAME:    pyfront.outputs = ["return0", "store:arg0['h']", "store:arg0['out']"]
+// CHECK-NOT:     !pyfront.object
+// CHECK:         %[[NEW:.*]] = "pyfront.add"(%[[H]], %[[X]])
+// CHECK:         %[[OUT:.*]] = "pyfront.tanh"(%[[NEW]])
+// CHECK-NOT:     pyfront.store_item
+// CHECK-NOT:     pyfront.load_item
+// CHECK:         %[[Y:.*]] = "pyfront.multiply"(%[[NEW]], %[[OUT]])
+// CHECK:         return %[[Y]], %[[NEW]], %[[OUT]]
+func.func @store_item(%d: !pyfront.object, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = "pyfront.load_item"(%d) {key = "h"} : (!pyfront.object) -> tensor<4xf32>
+  %new = "pyfront.add"(%h, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_item"(%d, %new) {key = "h"} : (!pyfront.object, tensor<4xf32>) -> ()
+  %out = "pyfront.tanh"(%new) : (tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_item"(%d, %out) {key = "out"} : (!pyfront.object, tensor<4xf32>) -> ()
+  %h2 = "pyfront.load_item"(%d) {key = "h"} : (!pyfront.object) -> tensor<4xf32>
+  %y = "pyfront.multiply"(%h2, %out) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+/// A later store to a path replaces an earlier one (one result per path,
+/// holding the last value), and a global and a cell of one name are distinct paths.
+
+// CHECK-LABEL: func.func @last_store_wins
+// CHECK-SAME:    pyfront.outputs = ["return0", "store:global:v", "store:cell:v"]
+// CHECK:         %[[A:.*]] = "pyfront.add"
+// CHECK:         %[[B:.*]] = "pyfront.multiply"
+// CHECK:         return %{{.*}}, %[[B]], %[[A]]
+func.func @last_store_wins(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = "pyfront.add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_global"(%a) {name = "v"} : (tensor<4xf32>) -> ()
+  "pyfront.store_cell"(%a) {name = "v"} : (tensor<4xf32>) -> ()
+  %b = "pyfront.multiply"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  "pyfront.store_global"(%b) {name = "v"} : (tensor<4xf32>) -> ()
+  return %x : tensor<4xf32>
+}
