@@ -915,6 +915,8 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         if isinstance(value, Obj):
             return R.Input(value.path)
         if isinstance(value, Seq):
+            if value.source is not None:
+                return R.Input(value.source)  # the caller's own tuple or list (never mutated here)
             return R.Node(value.kind, tuple(self._result_tree(v, leaves) for v in value.items))
         if isinstance(value, Tensor):
             if value.source is not None:

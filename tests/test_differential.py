@@ -479,3 +479,14 @@ def test_attribute_stores_are_committed():
         np.testing.assert_allclose(compiled(cell, x), rnn_step(expected, x))
         np.testing.assert_allclose(cell.h, expected.h)
     compiled_ran(compiled)
+
+
+def identity_of_sequences(params, x):
+    return params, x * 2
+
+
+def test_returned_tuple_and_list_arguments_are_the_callers_objects():
+    w = np.ones(2)
+    for params in ((w, w * 2), [w, w * 3]):
+        compiled = check(identity_of_sequences, [(params, w), (params, w)])
+        compiled_ran(compiled)
