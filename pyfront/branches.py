@@ -103,8 +103,9 @@ class BranchMixin:
                 with ir.InsertionPoint(block):
                     try:
                         sides.append(fn())
-                    except FunctionReturn:
-                        raise Unsupported("return inside a branch on a computed value is not supported yet",
+                    except (FunctionReturn, LoopBreak, LoopContinue) as jump:
+                        what = {FunctionReturn: "return", LoopBreak: "break", LoopContinue: "continue"}[type(jump)]
+                        raise Unsupported(f"{what} inside a branch on a computed value is not supported yet",
                                           node) from None
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
@@ -193,6 +194,14 @@ def returns(body: list[ast.stmt]) -> bool:
     if isinstance(last, ast.Return):
         return True
     return isinstance(last, ast.If) and returns(last.body) and returns(last.orelse)
+
+
+class LoopBreak(Exception):
+    """Raised by `break` in a loop the generator unrolls."""
+
+
+class LoopContinue(Exception):
+    """Raised by `continue` in a loop the generator unrolls."""
 
 
 class FunctionReturn(Exception):

@@ -28,7 +28,7 @@ import numpy as np
 
 from pyfront import numpy_api
 from pyfront import semantics as S
-from pyfront.branches import BranchMixin, FunctionReturn, returns
+from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
 from pyfront.dialects import core, verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
@@ -512,12 +512,20 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
                                        if isinstance(iterable, Tensor) and iterable.ndim else -1), node)
         if len(items) > MAX_STATIC_UNROLL:
             raise Unsupported(f"loops of more than {MAX_STATIC_UNROLL} iterations are not supported yet", node)
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Break, ast.Continue)):
-                raise Unsupported("break/continue are not supported yet", sub)
         for item in items:
             self._assign(node.target, item)
-            self._visit_body(node.body)
+            try:
+                self._visit_body(node.body)
+            except LoopContinue:
+                continue
+            except LoopBreak:
+                break
+
+    def visit_Break(self, node: ast.Break) -> None:
+        raise LoopBreak()
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        raise LoopContinue()
 
     def visit_Assert(self, node: ast.Assert) -> None:
         test = self.visit(node.test)

@@ -35,9 +35,7 @@ class LoopMixin:
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise Unsupported("while/else is not supported yet", node)
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Break, ast.Continue, ast.Return)):
-                raise Unsupported(f"{type(sub).__name__.lower()} inside a while loop is not supported yet", sub)
+        _reject_jumps(node)
         for _ in range(MAX_STATIC_UNROLL + 1):
             test = self.visit(node.test)
             if not isinstance(test, Known):
@@ -86,6 +84,7 @@ class LoopMixin:
 
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
+        _reject_jumps(node)
         if node.orelse:
             raise Unsupported("for/else is not supported yet", node)
         if not isinstance(node.target, ast.Name):
@@ -120,6 +119,7 @@ class LoopMixin:
 
     def _for_range(self, node: ast.For, steps: range) -> None:
         """`for i in range(n)` beyond the unroll budget: scf.for with `i` as a loop counter."""
+        _reject_jumps(node)
         if steps.start != 0 or steps.step != 1:
             raise Unsupported("long loops over ranges with a start or step are not supported yet", node)
         if node.orelse or not isinstance(node.target, ast.Name):
@@ -178,6 +178,13 @@ class LoopMixin:
     def _bind(self, names: list[str], like: list[Tensor], values) -> None:
         for name, old, value in zip(names, like, values):
             self.frame.env[name] = Tensor(value, old.pytype)
+
+
+def _reject_jumps(node: ast.While | ast.For) -> None:
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Break, ast.Continue, ast.Return)):
+            raise Unsupported(f"{type(sub).__name__.lower()} inside a loop compiled as a real loop "
+                              "is not supported yet", sub)
 
 
 def _as_int64(i: ir.Value) -> ir.Value:

@@ -105,3 +105,33 @@ def test_loop_beyond_the_unroll_budget_becomes_scf_for():
     assert pyfront.explain(compiled).compiled_calls == 2
     short = rng.standard_normal((100, 3))  # xs[i] would raise IndexError: interpreted, and it raises
     check(long_loop, [(short, np.zeros(3), w)] * 2)
+
+
+def first_rows(x, limit):
+    total = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        if i == limit:
+            break
+        if i % 2:
+            continue
+        total = total + x[i]
+    return total
+
+
+def test_break_and_continue_in_unrolled_loops():
+    x = np.arange(12.0).reshape(6, 2)
+    compiled = check(first_rows, [(x, 4), (x, 4), (x, 10), (x, 10)])
+    assert pyfront.explain(compiled).compiled_calls == 3
+
+
+def stop_early(x):
+    for row in x:
+        if row.sum() > 3:
+            break
+        x = x * 2
+    return x
+
+
+def test_break_on_a_computed_condition_is_speculated_or_interpreted():
+    small, big = np.zeros((3, 2)), np.full((3, 2), 5.0)
+    check(stop_early, [(small,), (small,), (big,), (big,), (small,)])
