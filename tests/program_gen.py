@@ -108,7 +108,7 @@ def summary(bound, frac, rel=0.0, abs_=0.0, nonneg=False) -> dict:
         frac, rel = None, rel + EPS
     if rel > REL_MAX or abs_ > ABS_MAX:
         raise Reject("error")
-    return dict(bound=bound, frac=frac, rel=rel, abs=abs_, nonneg=nonneg)
+    return {"bound": bound, "frac": frac, "rel": rel, "abs": abs_, "nonneg": nonneg}
 
 
 def _exact(*vs: Var) -> None:
@@ -326,7 +326,7 @@ def _where(c0, c1, a, b):
 def _clip(x, lo, hi):
     if lo.sample >= hi.sample:
         raise Reject("empty clip range")
-    return summary(max(x.bound, abs(lo.sample), abs(hi.sample)), _fracs(x, lo, hi), x.rel, x.abs)
+    return summary(max(x.bound, lo.bound, hi.bound), _fracs(x, lo, hi), x.rel, x.abs)
 
 
 SELECT = {"np.where({0} > {1}, {2}, {3})": (_where, 4), "np.clip({0}, {1}, {2})": (_clip, 3)}
@@ -352,10 +352,14 @@ class Builder:
     # operands
 
     def var(self, skip_bool: bool = False) -> Var:
-        pool = [v for v in self.vars if not (skip_bool and v.kind == "b")] or self.vars
+        pool = [v for v in self.vars if not v.const and not (skip_bool and v.kind == "b")]
+        pool = pool or [v for v in self.vars if not v.const]
         return pool[-1 - self.draw(st.integers(0, len(pool) - 1))]
 
     def const(self) -> Var:
+        extra = [v for v in self.vars if v.const]  # attributes read from the Box argument
+        if extra and self.draw(st.booleans()):
+            return self.draw(st.sampled_from(extra))
         value = self.draw(st.sampled_from(INT_CONSTS + FLOAT_CONSTS + BOOL_CONSTS))
         frac = 3 if isinstance(value, float) else 0
         return Var(repr(value), value, abs(float(value)), frac, nonneg=value >= 0, const=True)
@@ -372,7 +376,7 @@ class Builder:
         meta = rule(*rule_args)
         with np.errstate(all="raise", divide="ignore" if ignore_divide else "raise"):
             try:
-                sample = eval(expr, self.namespace, self.env())  # noqa: S307 - our own generated code
+                sample = eval(expr, self.namespace, self.env())
             except Exception as e:  # noqa: BLE001 - NumPy rejects the combination
                 raise Reject(str(e)) from None
         if not isinstance(sample, (np.ndarray, np.generic)) or sample.dtype not in SUPPORTED_RESULT:
@@ -402,7 +406,10 @@ class Builder:
             if a.const and b.const:
                 raise Reject("constants only")
             expr = template.format(a.name, b.name)
-            return (expr,) + self.evaluate(expr, [a, b], table[template], ignore_divide=family != "binary")
+            sample, meta = self.evaluate(expr, [a, b], table[template], ignore_divide=family != "binary")
+            if ("//" in template or "%" in template) and sample.dtype == np.float64:
+                raise Reject("float64 // and % do not compile (IREE's CPU backend cannot link them)")
+            return expr, sample, meta
         if family == "reduce":
             template = draw(st.sampled_from(list(REDUCTIONS)))
             x = self.var()
@@ -491,10 +498,10 @@ class Builder:
         (e1, s1, m1), (e2, s2, m2) = self.candidate("binary"), self.candidate("unary")
         if np.shape(s1) != np.shape(s2) or s1.dtype != s2.dtype or type(s1) is not type(s2):
             raise Reject("branches differ")
-        taken = bool(eval(cond, self.namespace, self.env()))  # noqa: S307
-        meta = dict(bound=max(m1["bound"], m2["bound"]), rel=max(m1["rel"], m2["rel"]),
-                    abs=max(m1["abs"], m2["abs"]), nonneg=m1["nonneg"] and m2["nonneg"],
-                    frac=None if m1["frac"] is None or m2["frac"] is None else max(m1["frac"], m2["frac"]))
+        taken = bool(eval(cond, self.namespace, self.env()))
+        meta = {"bound": max(m1["bound"], m2["bound"]), "rel": max(m1["rel"], m2["rel"]),
+                    "abs": max(m1["abs"], m2["abs"]), "nonneg": m1["nonneg"] and m2["nonneg"],
+                    "frac": None if m1["frac"] is None or m2["frac"] is None else max(m1["frac"], m2["frac"])}
         v = self.new_var(s1 if taken else s2, meta)
         self.lines += [f"if {cond}:", f"    {v.name} = {e1}", "else:", f"    {v.name} = {e2}"]
 
