@@ -188,6 +188,9 @@ class CompiledFunction:
                 return
             if deopt.kind in RELAXABLE:
                 variants.remove(variant)
+            elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
+                variants.remove(variant)
+                self._unsupported[key] = f"compiled code failed at run time: {deopt.reason}"
             elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
                 variants.remove(variant)
                 self._unsupported[key] = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"

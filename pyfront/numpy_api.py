@@ -217,7 +217,7 @@ ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
     "ndim": lambda t: Known(t.ndim),
     "size": lambda t: Known(int(np.prod(S.static_shape(t, "x.size"), dtype=np.int64))),
     "dtype": lambda t: Known(t.dtype),
-    "T": lambda t: S.transpose(t),
+    "T": lambda t: S.transpose(t) if t.pytype is np.ndarray else t,  # a NumPy scalar's .T is itself
 }
 
 

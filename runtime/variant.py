@@ -104,7 +104,10 @@ class Variant:
             if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
         # A function whose results are all inputs, views or constants needs no device call.
-        outputs = self.invoke([resolve(args) for resolve in self._inputs]) if self.output_paths else []
+        try:
+            outputs = self.invoke([resolve(args) for resolve in self._inputs]) if self.output_paths else []
+        except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
+            return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
             if not flags.all():

@@ -6,9 +6,9 @@ import contextlib
 
 import numpy as np
 import pytest
+from differential import check
 
 import pyfront
-from differential import check
 
 pytestmark = pytest.mark.iree
 
@@ -36,7 +36,7 @@ def uses_generator(x):
 
 
 def uses_lambda(x):
-    f = lambda v: v + 1  # noqa: E731
+    f = lambda v: v + 1
     return f(x)
 
 

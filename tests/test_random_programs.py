@@ -117,8 +117,6 @@ def scalar_transpose(x):
     return x.T
 
 
-@pytest.mark.xfail(strict=True, reason="x.T of a NumPy scalar argument is the argument itself in NumPy; "
-                                       "compiled code returns a new, equal scalar")
 def test_transpose_of_numpy_scalar_argument_is_the_argument():
     check(scalar_transpose, [(np.float32(1.5),), (np.float32(1.5),)])
 
@@ -145,7 +143,9 @@ def halve_twice_with_raise(x):
     return b
 
 
-@pytest.mark.xfail(strict=True, reason="two compiled while loops around a raise, on a NumPy bool scalar argument: "
-                                       "IREE RuntimeError 'transient buffer has not been committed'")
 def test_while_loops_around_raise_on_bool_scalar():
-    check(halve_twice_with_raise, [(np.True_,)] * 3)
+    """IREE 3.13 fails at run time on this module ('transient buffer has not been committed').
+    Nothing was committed, so the interpreter answers, and the variant is retired."""
+    compiled = check(halve_twice_with_raise, [(np.True_,)] * 3)
+    report = str(pyfront.explain(compiled))
+    assert "failed at run time" in report or pyfront.explain(compiled).compiled_calls == 2, report
