@@ -648,20 +648,22 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             value = class_attr
         else:
             raise Unsupported(f"attribute {name!r} of {cls.__name__} is not a plain attribute", node)
-        path = obj.path.attr(name)
+        return self._read_state(obj, obj.path.attr(name), value, node, core.LOAD_ATTR, name=name)
+
+    def _read_state(self, obj: Obj, path: Path, value: Any, node: ast.AST, load, **attrs) -> Any:
+        """A value found at `path` in Python state: an array read at call time (`load`), a
+        guarded constant, or an object whose own attributes may be read in turn."""
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
-            t = core.LOAD_ATTR.build([obj.value], [tensor_type(value.shape, value.dtype)], name=name,
-                                     ip=self._state_ip()).result
-            return Tensor(t, np.ndarray, source=path)
+            t = load.build([obj.value], [tensor_type(value.shape, value.dtype)], ip=self._state_ip(), **attrs)
+            return Tensor(t.result, np.ndarray, source=path)
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)
         self._check_plain_object(value)
         self._state_guard(path, ObjectSpec(type(value)), node)
-        return Obj(core.LOAD_ATTR.build([obj.value], [object_type()], name=name, ip=self._state_ip()).result,
-                   value, path)
+        return Obj(load.build([obj.value], [object_type()], ip=self._state_ip(), **attrs).result, value, path)
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
@@ -697,20 +699,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             value = example[key]
         except (KeyError, IndexError) as e:
             raise Unsupported(f"{obj.path}[{key!r}] raises {type(e).__name__}", node) from None
-        path = obj.path.item(key)
-        if type(value) is np.ndarray:
-            S.check_dtype(value.dtype)
-            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
-            t = core.LOAD_ITEM.build([obj.value], [tensor_type(value.shape, value.dtype)], key=attr,
-                                     ip=self._state_ip()).result
-            return Tensor(t, np.ndarray, source=path)
-        if is_constant(value) or isinstance(value, np.generic):
-            self._state_guard(path, ConstSpec(value), node)
-            return Known(value)
-        self._check_plain_object(value)
-        self._state_guard(path, ObjectSpec(type(value)), node)
-        return Obj(core.LOAD_ITEM.build([obj.value], [object_type()], key=attr, ip=self._state_ip()).result,
-                   value, path)
+        return self._read_state(obj, obj.path.item(key), value, node, core.LOAD_ITEM, key=attr)
 
     def visit_Slice(self, node: ast.Slice) -> Known:
         parts = [self.visit(p) if p is not None else Known(None) for p in (node.lower, node.upper, node.step)]

@@ -84,62 +84,44 @@ class LoopMixin:
 
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
-        _reject_jumps(node)
-        if node.orelse:
-            raise Unsupported("for/else is not supported yet", node)
-        if not isinstance(node.target, ast.Name):
-            raise Unsupported("loop targets other than a name are not supported over varying lengths", node)
-        env = self.frame.env
-        names = sorted(assigned_names(node.body) - {node.target.id})
-        for name in names:
-            if not isinstance(env.get(name), Tensor):
-                raise Unsupported(
-                    f"{name!r} changes in a loop of varying length but is not a computed array", node
-                )
-        inits = [env[n] for n in names]
-        before = dict(env)
-        lower, upper = emit.index(0), emit.dim(rows.value, 0)
-        loop = scf.ForOp(lower, upper, emit.index(1), [t.value for t in inits])
-        if not self.hoist_points:
-            self.hoist_points.append(ir.InsertionPoint(loop.operation))
-        try:
-            with ir.InsertionPoint(loop.body):
-                self._bind(names, inits, loop.inner_iter_args)
-                env[node.target.id] = self._row(rows, loop.induction_variable)
-                self._visit_body(node.body)
-                self._check_carried(names, inits, before, node)
-                scf.YieldOp([env[n].value for n in names])
-        finally:
-            if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
-                self.hoist_points.clear()
-        self._bind(names, inits, loop.results)
+        upper = emit.dim(rows.value, 0)
+        self._scf_for(node, upper, lambda i: self._row(rows, i))
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
-        env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
+        self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
 
     def _for_range(self, node: ast.For, steps: range) -> None:
         """`for i in range(n)` beyond the unroll budget: scf.for with `i` as a loop counter."""
-        _reject_jumps(node)
         if steps.start != 0 or steps.step != 1:
             raise Unsupported("long loops over ranges with a start or step are not supported yet", node)
+
+        def counter(i: ir.Value) -> Tensor:
+            value = Tensor(_as_int64(i), int)
+            self.loop_counters[id(value)] = steps.stop
+            return value
+
+        self._scf_for(node, emit.index(steps.stop), counter)
+        self.frame.env[node.target.id] = Known(steps.stop - 1)
+
+    def _scf_for(self, node: ast.For, upper: ir.Value, target) -> None:
+        """scf.for from 0 to `upper`; `target(i)` is the loop variable's value in iteration i."""
+        _reject_jumps(node)
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
         env = self.frame.env
         names = sorted(assigned_names(node.body) - {node.target.id})
         for name in names:
             if not isinstance(env.get(name), Tensor):
-                raise Unsupported(f"{name!r} changes in a long loop but is not a computed array", node)
+                raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
         inits = [env[n] for n in names]
         before = dict(env)
-        loop = scf.ForOp(emit.index(0), emit.index(steps.stop), emit.index(1), [t.value for t in inits])
+        loop = scf.ForOp(emit.index(0), upper, emit.index(1), [t.value for t in inits])
         if not self.hoist_points:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
         try:
             with ir.InsertionPoint(loop.body):
                 self._bind(names, inits, loop.inner_iter_args)
-                counter = Tensor(_as_int64(loop.induction_variable), int)
-                self.loop_counters[id(counter)] = steps.stop
-                env[node.target.id] = counter
+                env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
                 self._check_carried(names, inits, before, node)
                 scf.YieldOp([env[n].value for n in names])
@@ -147,7 +129,6 @@ class LoopMixin:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
         self._bind(names, inits, loop.results)
-        env[node.target.id] = Known(steps.stop - 1)
 
     def _take_row(self, base: Tensor, counter: Tensor, node: ast.AST) -> Tensor:
         """`x[i]` for a loop counter `i` of a loop that runs n times: needs len(x) >= n."""
