@@ -160,12 +160,21 @@ def _astype(a, dtype):
 METHODS["astype"] = _astype
 
 
-@implements(np.array, np.asarray)
+@implements(np.array)
 def _array(a, dtype=Known(None)):
     t = S.to_tensor(a)
     dt = known(dtype, "dtype")
     # np.array(x) copies and returns an ndarray even for a NumPy scalar.
     return S.astype(t, np.dtype(dt) if dt is not None else t.dtype, np.ndarray)
+
+
+@implements(np.asarray)
+def _asarray(a, dtype=Known(None)):
+    t = S.to_tensor(a)
+    dt = known(dtype, "dtype")
+    if t.pytype is np.ndarray and (dt is None or np.dtype(dt) == t.dtype):
+        return t  # NumPy returns the array itself, not a copy
+    return _array(t, Known(dt))
 
 
 def _copy(a):

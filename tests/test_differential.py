@@ -490,3 +490,15 @@ def test_returned_tuple_and_list_arguments_are_the_callers_objects():
     for params in ((w, w * 2), [w, w * 3]):
         compiled = check(identity_of_sequences, [(params, w), (params, w)])
         compiled_ran(compiled)
+
+
+def as_arrays(x, s):
+    return np.asarray(x), np.asarray(x, dtype=np.float32), np.array(x), np.asarray(s)
+
+
+def test_asarray_returns_the_array_itself():
+    x = np.arange(3.0)
+    compiled = check(as_arrays, [(x, np.float64(2.0)), (x, np.float64(2.0))])
+    out = compiled(x, np.float64(2.0))
+    assert out[0] is x and out[2] is not x
+    compiled_ran(compiled)
