@@ -64,6 +64,7 @@ class Variant:
     _store_index: dict = field(default_factory=dict, repr=False)
     _result_index: list = field(default_factory=list, repr=False)
     _guard_index: int | None = None
+    _resolvers: dict = field(default_factory=dict, repr=False)  # Path -> getter, built on first use
 
     def __post_init__(self) -> None:
         fn = self.fn
@@ -117,7 +118,13 @@ class Variant:
                 g = failed[0]
                 return Deopt(g.kind, g.site, g.reason)
         results = [outputs[i] for i in self._result_index]
-        resolve = lambda path: make_resolver(path, self.fn)(args)
+
+        def resolve(path: Path) -> Any:
+            getter = self._resolvers.get(path)
+            if getter is None:
+                getter = self._resolvers[path] = make_resolver(path, self.fn)
+            return getter(args)
+
         stored = {p: outputs[i] for p, i in self._store_index.items()}
         # Everything is read before anything is written: a tree's inputs are the
         # objects the call started with (stores rebind, they never mutate), and
