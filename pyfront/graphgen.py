@@ -29,22 +29,21 @@ import numpy as np
 from pyfront import numpy_api
 from pyfront import semantics as S
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
-from pyfront.dialects import core, verify_module
+from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
-from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard
+from pyfront.guards import MISSING, IdentityGuard, StateGuard
 from pyfront.loops import MAX_STATIC_UNROLL, LoopMixin
 from pyfront.specialize import (
     ArraySpec,
-    ConstSpec,
     ObjectSpec,
     ScalarSpec,
     SeqSpec,
-    is_constant,
     spec_of,
 )
+from pyfront.state import StateMixin, uncompiled
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
@@ -128,7 +127,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
+class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
@@ -374,109 +373,11 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             for t, v in zip(target.elts, items):
                 self._assign(t, v)
         elif isinstance(target, ast.Attribute):
-            obj = self.visit(target.value)
-            if not isinstance(obj, Obj):
-                raise Unsupported(f"assigning attribute {target.attr!r} of {S.describe(obj)}", target)
-            self._check_plain_object(obj.example, setting=True)
-            path = obj.path.attr(target.attr)
-            self._check_storable(value, f"attribute {target.attr!r}", target)
-            core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
-            self.stored_attrs[(id(obj.example), target.attr)] = value
-            self._record_store(path, value, obj, ("attr", target.attr), target)
+            self._assign_attribute(target, value)
         elif isinstance(target, ast.Subscript):
-            base = self.visit(target.value)
-            key = self.visit(target.slice)
-            if isinstance(base, Tensor):
-                raise Unsupported("writing into an array (a[...] = v) is not supported yet: NumPy mutates "
-                                  "the array in place, which the caller or other names may see", target)
-            if not isinstance(base, Obj) or type(base.example) is not dict:
-                raise Unsupported(f"assigning an item of {S.describe(base)} is not supported yet "
-                                  "(only items of dicts the caller passed or Python state holds)", target)
-            if not isinstance(key, Known):
-                raise Unsupported("a dict key must be a compile-time value", target)
-            attr = self._item_key(key.value, base.example, target)
-            self._check_storable(value, f"{base.path}[{key.value!r}]", target)
-            core.STORE_ITEM.build([base.value, value.value], [], key=attr)
-            self.stored_items[(id(base.example), key.value)] = value
-            self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
+            self._assign_item(target, value)
         else:
             raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
-
-    # Deferred stores (JANUS §4.2.3) ----------------------------------------------------
-
-    def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
-        if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
-            # A Python value (e.g. an int counter) would be a constant of the
-            # variant: the next call would see a changed value and recompile.
-            raise Unsupported(f"storing {S.describe(value)} to {what}: compiled code stores only arrays "
-                              "(a Python scalar or object in state would force a recompilation on every call)",
-                              node)
-        if self.hoist_points:
-            raise Unsupported(f"storing to {what} inside a branch or loop on a computed value is not supported yet",
-                              node)
-
-    def _store_root(self, name: str, value: Any, node: ast.AST) -> None:
-        """`g = value` after `global g` / `nonlocal g`: a deferred store_global / store_cell."""
-        frame = self.frame
-        what = f"{frame.declared[name]} {name!r}"
-        if frame.declared[name] == "global":
-            path = self._root_path("item", frame.fn.__globals__, name)
-        else:
-            cell = frame.fn.__closure__[frame.fn.__code__.co_freevars.index(name)]
-            path = self._root_path("cell", cell, name)
-        if path is None:
-            raise Unsupported(f"assigning {what} of another module or function is not supported yet", node)
-        self._check_storable(value, what, node)
-        op = core.STORE_GLOBAL if path.root.startswith("global:") else core.STORE_CELL
-        op.build([value.value], [], name=path.root.split(":", 1)[1])
-        self.stored_roots[str(path)] = value
-        self._record_store(path, value, None, None, node)
-
-    def _stored_root(self, kind: str, container: Any, name: str) -> Tensor | None:
-        path = self._root_path(kind, container, name) if self.stored_roots else None
-        return self.stored_roots.get(str(path)) if path is not None else None
-
-    def _root_path(self, kind: str, container: Any, name: str) -> Path | None:
-        """The path of a global or closure cell as the compiled function's runtime resolves it."""
-        if kind == "item":
-            return Path(f"global:{name}") if container is self.fn.__globals__ else None
-        for var, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
-            if cell is container:
-                return Path(f"cell:{var}")
-        return None
-
-    def _record_store(self, path: Path, value: Tensor, obj: Obj | None, slot: tuple | None,
-                      node: ast.AST) -> None:
-        if obj is not None:
-            self._note_object(obj, node)
-            # One object slot written through two paths would be committed twice, in the wrong order.
-            owner = self._store_slots.setdefault((id(obj.example),) + slot, str(path))
-            if owner != str(path):
-                raise Unsupported(f"{path} and {owner} are one object written through two paths", node)
-        self.stores[str(path)] = (path, value)
-
-    def _note_object(self, obj: Obj, node: ast.AST | None = None) -> None:
-        if obj.path is None:
-            raise Unsupported("state of an object without an access path", node)
-        self.objects.setdefault(str(obj.path), (obj.path, obj.example))
-
-    def _finish_stores(self, node: ast.AST) -> None:
-        """What each store commits (after every guard held), and the alias guard its objects need."""
-        self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
-        if self._store_slots and len(self.objects) > 1:
-            ids: dict[int, int] = {}
-            groups = tuple(ids.setdefault(id(example), len(ids)) for _, example in self.objects.values())
-            self.state_guards.append(AliasGuard(tuple(p for p, _ in self.objects.values()), groups,
-                                                f"{self.fn.__code__.co_filename}:{node.lineno}"))
-
-    def _item_key(self, key: Any, container: Any, node: ast.AST) -> ir.Attribute:
-        """The `key` attribute of load_item/store_item; keys must round-trip through access paths."""
-        if type(key) is str and not any(c in key for c in "'\"\\"):
-            return ir.StringAttr.get(key)
-        if type(key) is int and -2**63 <= key < 2**63 and (type(container) is dict or key >= 0):
-            return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), key)
-        raise Unsupported(f"subscript key {key!r} of a {type(container).__name__} in Python state is not "
-                          "supported yet (only str and int, non-negative for lists)", node)
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
         if isinstance(value, Seq):
@@ -569,36 +470,6 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return Known(getattr(builtins, name))
         raise Unsupported(f"name {name!r} is not defined", node)
 
-    def _state_root(self, value: Any, path: Path, where: tuple, node: ast.AST) -> Any:
-        """A global or closure variable: a guarded constant, or state read at call time."""
-        kind, container, name = where
-        seen = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
-        if seen is not None and not seen.stable and is_constant(value):
-            # Specializing on a value that changed between profiled calls would recompile every call.
-            raise Unsupported(f"{path} changed between profiled calls ({seen.summary()})", node)
-        if _uncompiled(value) is not value:  # a pyfront.compile'd function: inlined when called
-            self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
-            return Known(value)
-        if not is_constant(value) and not isinstance(value, np.generic):
-            # Read at call time through the compiled function's own globals and cells.
-            root = self._root_path(kind, container, name)
-            if root is None:
-                raise Unsupported(f"{path} (of another module or function) holds an array or object; "
-                                  "reading it at call time is not supported yet", node)
-            path, name = root, root.root.split(":", 1)[1]
-        if type(value) is np.ndarray:
-            S.check_dtype(value.dtype)
-            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
-            op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
-            t = op.build([], [tensor_type(value.shape, value.dtype)], name=name, ip=self._state_ip()).result
-            return Tensor(t, np.ndarray, source=path)
-        self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
-        if is_constant(value) or isinstance(value, np.generic):
-            return Known(value)
-        self._check_plain_object(value)
-        op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
-        return Obj(op.build([], [object_type()], name=name, ip=self._state_ip()).result, value, path)
-
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
         name = node.attr
@@ -628,43 +499,6 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return BoundMethod(t, name)
         raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
 
-    def _object_attr(self, obj: Obj, name: str, node: ast.AST) -> Any:
-        self._note_object(obj, node)
-        stored = self.stored_attrs.get((id(obj.example), name))
-        if stored is not None:
-            return stored
-        example = obj.example
-        cls = type(example)
-        class_attr = inspect.getattr_static(cls, name, MISSING)
-        instance_dict = getattr(example, "__dict__", {})
-        if class_attr is not MISSING and hasattr(type(class_attr), "__set__"):
-            raise Unsupported(f"attribute {name!r} of {cls.__name__} is a data descriptor (e.g. a property)", node)
-        if name in instance_dict:
-            value = instance_dict[name]
-        elif isinstance(class_attr, types.FunctionType):
-            self._guard(IdentityGuard("attr", cls, name, class_attr, self._site(node)))
-            return BoundMethod(obj, name, class_attr)
-        elif class_attr is not MISSING and not hasattr(type(class_attr), "__get__"):
-            value = class_attr
-        else:
-            raise Unsupported(f"attribute {name!r} of {cls.__name__} is not a plain attribute", node)
-        return self._read_state(obj, obj.path.attr(name), value, node, core.LOAD_ATTR, name=name)
-
-    def _read_state(self, obj: Obj, path: Path, value: Any, node: ast.AST, load, **attrs) -> Any:
-        """A value found at `path` in Python state: an array read at call time (`load`), a
-        guarded constant, or an object whose own attributes may be read in turn."""
-        if type(value) is np.ndarray:
-            S.check_dtype(value.dtype)
-            self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
-            t = load.build([obj.value], [tensor_type(value.shape, value.dtype)], ip=self._state_ip(), **attrs)
-            return Tensor(t.result, np.ndarray, source=path)
-        if is_constant(value) or isinstance(value, np.generic):
-            self._state_guard(path, ConstSpec(value), node)
-            return Known(value)
-        self._check_plain_object(value)
-        self._state_guard(path, ObjectSpec(type(value)), node)
-        return Obj(load.build([obj.value], [object_type()], ip=self._state_ip(), **attrs).result, value, path)
-
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         key = self.visit(node.slice)
@@ -684,22 +518,6 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
         if isinstance(base, Obj):
             return self._object_item(base, k, node)
         raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)
-
-    def _object_item(self, obj: Obj, key: Any, node: ast.AST) -> Any:
-        """`d['k']` / `lst[0]` on a dict or list in Python state: read at call time (load_item)."""
-        example = obj.example
-        if type(example) not in (dict, list):
-            raise Unsupported(f"subscript of a {type(example).__name__} object is not supported yet", node)
-        attr = self._item_key(key, example, node)
-        self._note_object(obj, node)
-        stored = self.stored_items.get((id(example), key))
-        if stored is not None:
-            return stored  # written earlier in this call
-        try:
-            value = example[key]
-        except (KeyError, IndexError) as e:
-            raise Unsupported(f"{obj.path}[{key!r}] raises {type(e).__name__}", node) from None
-        return self._read_state(obj, obj.path.item(key), value, node, core.LOAD_ITEM, key=attr)
 
     def visit_Slice(self, node: ast.Slice) -> Known:
         parts = [self.visit(p) if p is not None else Known(None) for p in (node.lower, node.upper, node.step)]
@@ -825,7 +643,7 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
             return self._print(args, kwargs, node)
         if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
             return self._isinstance(args[0], args[1], node)
-        fn = _uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
+        fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
             return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
@@ -875,32 +693,11 @@ class GraphGenerator(BranchMixin, LoopMixin, ast.NodeVisitor):
     def _site(self, node: ast.AST | None) -> str:
         return f"{self.frame.filename}:{getattr(node, 'lineno', '?')}"
 
-    def _state_ip(self) -> ir.InsertionPoint | None:
-        """State loads are hoisted above branches on computed values (see branches.py)."""
-        return self.hoist_points[0] if self.hoist_points else None
-
     def _guard(self, g: IdentityGuard) -> None:
         key = (g.kind, id(g.container), g.name)
         if key not in self._guarded:
             self._guarded.add(key)
             self.identity_guards.append(g)
-
-    def _state_guard(self, path: Path, spec, node: ast.AST) -> None:
-        key = ("state", str(path))
-        if key not in self._guarded:
-            self._guarded.add(key)
-            self.state_guards.append(StateGuard(path, spec, self._site(node)))
-
-    def _check_plain_object(self, value: Any, setting: bool = False) -> None:
-        cls = type(value)
-        if cls in (dict, list) and not setting:
-            return  # items are read with load_item (see _object_item); no attributes
-        if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
-            raise Unsupported(f"objects of {cls.__name__} customize attribute access")
-        if setting and cls.__setattr__ is not object.__setattr__:
-            raise Unsupported(f"objects of {cls.__name__} customize attribute assignment")
-        if not hasattr(value, "__dict__"):
-            raise Unsupported(f"{cls.__name__} objects have no __dict__")
 
     # Results ---------------------------------------------------------------------------
 
@@ -979,12 +776,6 @@ def _hashable(v: Any) -> bool:
         return True
     except TypeError:
         return False
-
-
-def _uncompiled(fn: Any) -> Any:
-    from pyfront.api import CompiledFunction
-
-    return fn.fn if isinstance(fn, CompiledFunction) else fn
 
 
 def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
