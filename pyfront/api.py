@@ -15,6 +15,7 @@ interpreter, so the caller always gets the interpreter's answer.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import types
 from collections.abc import Callable
@@ -22,11 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
+from pyfront.specialize import describe_key as _describe_key
 from pyfront.specialize import key_of
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
@@ -54,6 +57,7 @@ class CompiledFunction:
         self._relaxed: dict[int, Any] = {}
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._report = Report(fn.__qualname__)
+        logs.configure_from_env()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
         if obj is None:
@@ -130,7 +134,7 @@ class CompiledFunction:
                 self._relaxed = {**self._relaxed, i: relaxation}
                 what = "Python float value -> runtime operand" if relaxation is True else (
                     f"dims {sorted(relaxation)} of varying size -> dynamic")
-                self._report.relaxations.append(f"arg{i}: {what}")
+                self._note_relaxation(f"arg{i}: {what}")
         return self._key(args)
 
     def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict):
@@ -148,7 +152,7 @@ class CompiledFunction:
             return False  # no relaxation applied to this call
         reason = self._unsupported.get(key, "")
         for i in self._relaxed:
-            self._report.relaxations.append(f"arg{i}: relaxation undone ({reason})")
+            self._note_relaxation(f"arg{i}: relaxation undone ({reason})")
         self._no_relax |= set(self._relaxed)
         self._relaxed = {}
         return True
@@ -175,7 +179,19 @@ class CompiledFunction:
             return None
         self._report.compilations += 1
         self._variants.setdefault(key, []).append(variant)
+        if logs.compile_log.isEnabledFor(logs.INFO):
+            logs.compile_log.info("%s %s: compiled in %.2fs (%s)", self.__qualname__, _describe_key(key),
+                                  variant.compile_seconds,
+                                  "disk cache hit" if variant.cache_hit else "not in the disk cache")
+        if logs.guards_log.isEnabledFor(logs.INFO):
+            for g in variant.describe_guards():
+                logs.guards_log.info("%s %s: guard %s", self.__qualname__, _describe_key(key), g)
         return variant
+
+    def _note_relaxation(self, text: str) -> None:
+        self._report.relaxations.append(text)
+        if logs.relax_log.isEnabledFor(logs.INFO):
+            logs.relax_log.info("%s: %s", self.__qualname__, text)
 
     def _deopt(self, key: Any, variant, deopt: Deopt) -> None:
         """Count a failed assumption; retire the variant when recompiling can relax it."""
@@ -183,22 +199,33 @@ class CompiledFunction:
             self._report.deopts += 1
             site = f"{deopt.site}: [{deopt.kind}] {deopt.reason}"
             self._report.deopt_reasons[site] += 1
+            if logs.deopt_log.isEnabledFor(logs.INFO):
+                logs.deopt_log.info("%s %s: deopt at %s [%s] %s (%d at this guard so far)",
+                                    self.__qualname__, _describe_key(key), deopt.site, deopt.kind,
+                                    deopt.reason, self._report.deopt_reasons[site])
             variants = self._variants.get(key, [])
             if variant not in variants:
                 return
+            retired = None
             if deopt.kind in RELAXABLE:
                 variants.remove(variant)
+                retired = "to be recompiled without the failed assumption"
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 variants.remove(variant)
-                self._unsupported[key] = f"compiled code failed at run time: {deopt.reason}"
+                self._unsupported[key] = retired = f"compiled code failed at run time: {deopt.reason}"
             elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
                 variants.remove(variant)
-                self._unsupported[key] = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
+                self._unsupported[key] = retired = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
+            if retired and logs.guards_log.isEnabledFor(logs.INFO):
+                logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
 
     def _interpret(self, reason: str, args: tuple, kwargs: dict) -> Any:
         with self._lock:
             self._report.interpreted_calls += 1
+            first = reason not in self._report.interpreter_reasons
             self._report.interpreter_reasons[reason] += 1
+        if first and logs.compile_log.isEnabledFor(logs.INFO):
+            logs.compile_log.info("%s: runs in the interpreter: %s", self.__qualname__, reason)
         return self.fn(*args, **kwargs)
 
     def explain(self) -> Report:
@@ -209,10 +236,13 @@ class CompiledFunction:
                 r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
                 deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations),
             )
+            out.filename, out.source = _source_of(self.fn)
             for key, variants in self._variants.items():
                 for v in variants:
+                    sites = [(g.site, "state", 0) for g in (*v.identity_guards, *v.state_guards)]
+                    sites += [(g.site, g.kind, g.failures) for g in v.graph_guards]
                     out.variants.append(VariantReport(_describe_key(key), v.calls, v.compile_seconds,
-                                                      v.cache_hit, v.describe_guards()))
+                                                      v.cache_hit, v.describe_guards(), sites))
             if self._profiler:
                 p = self._profiler.profile
                 out.profile_lines = [f"arg{i}: {o.summary()}" for i, o in sorted(p.args.items())]
@@ -233,19 +263,13 @@ def _relaxation(facts: list[tuple]) -> Any:
     return None
 
 
-def _describe_key(key: tuple) -> str:
-    parts = []
-    for k in key:
-        if k and k[0] == "object":
-            parts.append(k[1].__name__)
-        elif k and getattr(k[0], "__name__", "") == "ndarray":
-            dims = ", ".join("?" if d is None else str(d) for d in k[2])
-            parts.append(f"ndarray[{k[1]}, ({dims}{',' if len(k[2]) == 1 else ''})]")
-        elif k and isinstance(k[0], type) and len(k) >= 2 and k[0] in (int, float, bool, str, type(None)):
-            parts.append(f"{k[0].__name__}={k[1]!r}")
-        else:
-            parts.append(getattr(k[0], "__name__", str(k[0])))
-    return f"({', '.join(parts)})"
+def _source_of(fn: Callable) -> tuple[str, list[tuple[int, str]]]:
+    """The function's file and its numbered source lines (none when the source is not available)."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return fn.__code__.co_filename, []
+    return fn.__code__.co_filename, [(first + i, text.rstrip("\n")) for i, text in enumerate(lines)]
 
 
 def compile(fn: Callable | None = None, *, config: Config | None = None, **options: Any):

@@ -2,13 +2,66 @@
 
 The report's integer attributes (`calls`, `compiled_calls`,
 `interpreted_calls`, `deopts`, `compilations`) are a stable contract that
-tests rely on; `str(report)` is for people.
+tests rely on; `str(report)` is for people: the counts, the function's
+source annotated with what ran compiled, where the interpreter took over and
+where the guards are, the variants, the reasons, and what to change in the
+code to compile more (`HINTS`).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+# "file:line: reason" (an interpreter reason) or "file:line:col: [kind] reason" (a deopt).
+_SITE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?: (?P<rest>.*)$", re.DOTALL)
+
+# What to change in the code, for reasons that send calls to the interpreter:
+# (substring of the reason, hint). The first match wins.
+HINTS: tuple[tuple[str, str], ...] = (
+    ("keyword arguments at the call", "pass the arguments positionally: f(x, 1.0) rather than f(x, t=1.0)"),
+    ("Python scalar operation", ("compute on NumPy arrays (np.exp(a), a * b) rather than on Python "
+     "scalars taken out of them (math.exp(float(a)))")),
+    ("compilation disabled", "unset PYFRONT_DISABLE"),
+    ("variant limit reached", ("call with fewer distinct dtypes, ranks or Python int values, or raise "
+     "max_variants: pyfront.compile(max_variants=16)")),
+    ("an argument cannot be specialized", "pass arrays, Python scalars, tuples or plain objects"),
+    ("writing into an array", "build a new array (np.where, np.concatenate, a + d) instead of writing into one"),
+    ("in-place update", "write a = a + x rather than a += x when the caller can see a"),
+    ("augmented assignment to an attribute", "write self.h = self.h + x rather than self.h += x"),
+    ("compiled code stores only arrays", ("keep Python counters and objects out of the compiled function "
+     "(return them, or store arrays)")),
+    ("generators (yield)", "return an array or a tuple instead of yielding"),
+    ("print inside a branch", "print outside branches on computed values"),
+    ("inside a branch on a computed value", ("move the statement out of the branch on a computed value, "
+     "or make the condition a compile-time value")),
+    ("call to '", ("call NumPy functions on arrays (np.exp(a) rather than math.exp(a)), or make this "
+     "call outside the compiled function")),
+    ("IREE could not compile", "float64 sin/cos/arctan2/%/// do not compile on CPU: use float32 arrays"),
+    ("dtype", "use arrays of bool, int8-64, float32 or float64"),
+    ("gave up compiling", ("a guard kept failing (see 'deoptimized because'): make its assumption hold, "
+     "e.g. no integer division by zero")),
+    ("internal compiler error", "this is a pyfront bug: please report it with the function"),
+    ("Try is not supported", "move try/except out of the compiled function"),
+    ("With is not supported", "move the with block out of the compiled function"),
+    ("is not supported", ("see docs/what-compiles.md for what compiles; move this code out of the "
+     "compiled function or rewrite it with supported NumPy operations")),
+)
+
+
+def hint_for(reason: str) -> str | None:
+    """What to change in the code so that calls sent to the interpreter for `reason` compile."""
+    for needle, hint in HINTS:
+        if needle in reason:
+            return hint
+    return None
+
+
+def split_site(text: str) -> tuple[str, int, str] | None:
+    """`("file", line, rest)` of a "file:line[:col]: rest" string, else None."""
+    m = _SITE.match(text)
+    return (m["file"], int(m["line"]), m["rest"]) if m else None
 
 
 @dataclass
@@ -18,6 +71,7 @@ class VariantReport:
     compile_seconds: float
     cache_hit: bool
     guards: list[str]
+    guard_sites: list[tuple[str, str, int]] = field(default_factory=list)  # (site, kind, failures)
 
 
 @dataclass
@@ -34,6 +88,85 @@ class Report:
     deopt_reasons: Counter = field(default_factory=Counter)
     relaxations: list[str] = field(default_factory=list)
     profile_lines: list[str] = field(default_factory=list)
+    filename: str = ""
+    source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
+
+    def line_notes(self) -> dict[int, list[str]]:
+        """Source line -> what happened there (interpreter reasons, guards and their failures)."""
+        notes: dict[int, list[str]] = {}
+        for reason, n in self.interpreter_reasons.items():
+            where = split_site(reason)
+            if where and where[0] == self.filename:
+                notes.setdefault(where[1], []).append(f"interpreter ({n} calls): {where[2]}")
+        failures: Counter = Counter()
+        guards: dict[int, set[str]] = {}
+        for site, n in self.deopt_reasons.items():
+            where = split_site(site)
+            if where and where[0] == self.filename:
+                failures[where[1]] += n
+                kind = re.match(r"\[(\w+)\]", where[2])
+                if kind:
+                    guards.setdefault(where[1], set()).add(kind[1])
+        for v in self.variants:
+            for site, kind, _ in v.guard_sites:
+                where = split_site(site + ": ")
+                if where and where[0] == self.filename:
+                    guards.setdefault(where[1], set()).add(kind)
+        for line in sorted(set(guards) | set(failures)):
+            kinds = "/".join(sorted(guards.get(line, ()))) or "guard"
+            notes.setdefault(line, []).append(f"guard [{kinds}] failed {failures[line]}x")
+        return notes
+
+    def source_lines(self) -> list[str]:
+        """The function's source, marked: C compiled, I where the interpreter took over, G a guard."""
+        if not self.source:
+            return []
+        notes = self.line_notes()
+        compiled = bool(self.variants) or self.compiled_calls > 0
+        width = max(len(text.rstrip()) for _, text in self.source)
+        width = min(width, 60)
+        out = ["  source (C: ran compiled, I: keeps calls in the interpreter, G: a guard):"]
+        in_body = False
+        for lineno, text in self.source:
+            here = notes.get(lineno, [])
+            in_body = in_body or not text.lstrip().startswith("@")  # decorators never run compiled
+            mark = ("I" if any(n.startswith("interpreter") for n in here) else "C" if compiled and in_body
+                    else " ")
+            mark += "G" if any(n.startswith("guard") for n in here) else " "
+            body = text.rstrip()
+            line = f"    {mark} {lineno:4d}  {body}"
+            if here:
+                line = f"    {mark} {lineno:4d}  {body:<{width}}  # " + "; ".join(here)
+            out.append(line.rstrip())
+        return out
+
+    def summary(self) -> str:
+        """One sentence: how much ran compiled, and the main reason for the rest."""
+        ran = f"{self.compiled_calls} of {self.calls} calls ran compiled"
+        if self.interpreter_reasons:
+            reason, n = self.interpreter_reasons.most_common(1)[0]
+            return f"{ran}; {n} ran in the interpreter because {reason}"
+        if self.deopts:
+            return f"{ran}; {self.deopts} left compiled code because a guard failed"
+        if self.profiled_calls == self.interpreted_calls and self.interpreted_calls:
+            return f"{ran}; the other {self.interpreted_calls} were profiled in the interpreter"
+        return ran
+
+    def hints(self) -> list[str]:
+        """One "to compile more" hint per interpreter reason that has one."""
+        out: list[str] = []
+        for reason, _ in self.interpreter_reasons.most_common():
+            hint = hint_for(reason)
+            if hint is None:
+                continue
+            where = split_site(reason)
+            at = f"line {where[1]}: " if where else ""
+            text = f"{at}{hint}"
+            if text not in out:
+                out.append(text)
+        if self.deopts and self.compiled_calls < self.deopts:
+            out.append("guards fail more often than compiled calls succeed: see 'deoptimized because'")
+        return out
 
     def __str__(self) -> str:
         lines = [
@@ -43,6 +176,8 @@ class Report:
                 f" of which profiled {self.profiled_calls}), deopts: {self.deopts}, compilations: {self.compilations}"
             ),
         ]
+        lines.append(f"  {self.summary()}")
+        lines.extend(self.source_lines())
         for i, v in enumerate(self.variants):
             origin = "disk cache" if v.cache_hit else "compiled"
             lines.append(f"  variant {i}: {v.signature}")
@@ -60,4 +195,8 @@ class Report:
         if self.profile_lines:
             lines.append("  profile:")
             lines.extend(f"    {line}" for line in self.profile_lines)
+        hints = self.hints()
+        if hints:
+            lines.append("  to compile more:")
+            lines.extend(f"    {h}" for h in hints)
         return "\n".join(lines)

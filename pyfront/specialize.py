@@ -105,3 +105,19 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     if is_constant(value):
         return (t, id(value))  # compared by identity: functions, modules, types
     return ("object", t)
+
+
+def describe_key(key: tuple) -> str:
+    """A key as people read it: `(ndarray[float32, (?, 8)], float=0.5)`."""
+    parts = []
+    for k in key:
+        if k and k[0] == "object":
+            parts.append(k[1].__name__)
+        elif k and getattr(k[0], "__name__", "") == "ndarray":
+            dims = ", ".join("?" if d is None else str(d) for d in k[2])
+            parts.append(f"ndarray[{k[1]}, ({dims}{',' if len(k[2]) == 1 else ''})]")
+        elif k and isinstance(k[0], type) and len(k) >= 2 and k[0] in (int, float, bool, str, type(None)):
+            parts.append(f"{k[0].__name__}={k[1]!r}")
+        else:
+            parts.append(getattr(k[0], "__name__", str(k[0])))
+    return f"({', '.join(parts)})"

@@ -11,9 +11,11 @@ from pyfront.passes.funcs import functions, input_paths, output_paths
 from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
 from pyfront.runtime.variant import GuardInfo, Variant
 
+from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
+from pyfront.specialize import describe_key
 
 
 def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
@@ -21,7 +23,14 @@ def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     """Compile `fn` specialized for this call; raises `Unsupported` if it cannot.
 
     `relaxed` maps argument positions to their relaxation (specialize.spec_of).
+    A compile longer than about a second shows a progress line on a terminal (logs.progress).
     """
+    with logs.progress(f"{fn.__qualname__} {describe_key(key)}"):
+        return _compile_variant(fn, key, args, kwargs, config, profile, relaxed)
+
+
+def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
+                     relaxed: dict | None) -> Variant:
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed)
     with graph.context:
@@ -41,6 +50,9 @@ def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
                             filename=fn.__code__.co_filename)
         error.lineno = fn.__code__.co_firstlineno
         raise error from None
+    if compiled.cache_hit and logs.cache_log.isEnabledFor(logs.INFO):
+        logs.cache_log.info("%s %s: compiled module read from the disk cache in %.3fs (%s)",
+                            fn.__qualname__, describe_key(key), compiled.seconds, config.backend)
     invoke = LoadedModule(compiled.vmfb, config.backend).function(graph.func_name)
     return Variant(
         fn=fn, key=key, func_name=graph.func_name, invoke=invoke,
