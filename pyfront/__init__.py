@@ -29,10 +29,12 @@ _EXPORTS = {
     "CompiledFunction": "pyfront.api",
     "compile": "pyfront.api",
     "explain": "pyfront.api",
+    "export": "pyfront.aot",
+    "load": "pyfront.runtime.aot",
     "Config": "pyfront.config",
     "Unsupported": "pyfront.errors",
 }
-__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain"]
+__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain", "export", "load"]
 __version__ = "0.1.0"
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "LoadedModule",
     "compile_vmfb",
     "get_backend",
+    "portable",
 ]
 
 
@@ -94,6 +95,18 @@ BACKENDS: dict[str, Backend] = {
     )
 }
 
+# `portable(backend)` swaps the host-specific flags for these: artifacts
+# exported for deployment (pyfront.export) must run on any CPU of the target
+# architecture, not only on the machine that compiled them.
+_PORTABLE_FLAGS = {"--iree-llvmcpu-target-cpu=host": "--iree-llvmcpu-target-cpu=generic"}
+
+
+def portable(backend: Backend | str) -> Backend:
+    """`backend` compiled for any CPU of its architecture (no `-cpu=host`)."""
+    be = get_backend(backend) if isinstance(backend, str) else backend
+    return Backend(be.name, be.target, be.driver, tuple(_PORTABLE_FLAGS.get(f, f) for f in be.flags))
+
+
 # Named so that asking for them says "not yet" rather than "unknown".
 _PLANNED = ("cuda", "vulkan")
 
@@ -130,9 +143,9 @@ class CompileResult:
     seconds: float  # wall time of compile_vmfb, cache lookup included
 
 
-def compile_vmfb(mlir_text: str, backend: str = "cpu") -> CompileResult:
-    """Compile `mlir_text` for `backend`, through the on-disk cache."""
-    be = get_backend(backend)
+def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResult:
+    """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache."""
+    be = get_backend(backend) if isinstance(backend, str) else backend
     start = time.perf_counter()
     cache = disk_cache.from_env()
     key = artifact_key(mlir_text, be) if cache is not None else ""

@@ -1,0 +1,329 @@
+"""Ahead-of-time export: `pyfront.export(fn, *example_args, path=...)` and `pyfront-export`.
+
+An artifact is a directory with the IREE module (`module.vmfb`) and a JSON
+manifest (runtime/aot.py reads it: `pyfront.load`). The variant is built as
+the JIT builds one (graph generation, the JIT pass pipeline, IREE), with two
+differences: nothing is speculated from a profile (branches on computed
+values become real control flow), and the code is compiled for any CPU of the
+architecture rather than for this host.
+
+An artifact runs without Python source, so it cannot honour what the JIT
+checks or does in Python at call time; export refuses, naming the cause:
+reads of Python state at call time (attributes, globals, closure cells, and
+globals compiled as data constants), deferred stores, deferred prints, views
+replayed on the host, and object arguments. Globals that name modules,
+functions, classes or ufuncs (`np`, `np.tanh`, a helper) are part of the code
+and are fixed at export.
+
+Command line (a Python file that defines `fn`, `example_args` and optionally
+`dynamic_dims`):
+
+    pyfront-export model.py -o model.pyfront [--backend cpu]
+    python -m pyfront.aot model.py -o model.pyfront
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import os
+import runpy
+import shutil
+import sys
+import tempfile
+import types
+from typing import Any
+
+import numpy as np
+
+from pyfront.errors import Unsupported
+from pyfront.guards import MISSING
+from pyfront.runtime.aot import (
+    FORMAT,
+    MANIFEST,
+    VMFB,
+    current_versions,
+    encode_const,
+    manifest_checksum,
+)
+from pyfront.runtime.results import Const, Input, Node, Output, Stored, ViewOf
+from pyfront.specialize import is_constant
+
+
+class ExportError(ValueError):
+    """A function (or arguments) that an artifact cannot faithfully honour."""
+
+
+def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu",
+           dynamic_dims: dict[int, Any] | None = None) -> str:
+    """Compile `fn` for `example_args` and write an artifact directory at `path`; returns the path.
+
+    `dynamic_dims` maps an argument position to the dims of that array to leave
+    dynamic (sizes >= 2 at call time), or to True for a Python float passed as
+    a runtime value rather than compiled as a constant.
+    """
+    from pyfront.api import CompiledFunction
+
+    fn = fn.fn if isinstance(fn, CompiledFunction) else fn
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"pyfront.export needs a Python function, got {type(fn).__name__}")
+    relaxed = _relaxations(fn, example_args, dynamic_dims or {})
+    arguments = [_arg_spec(fn, i, a, relaxed.get(i)) for i, a in enumerate(example_args)]
+    mlir, entry, inputs, outputs, guards, result = _lower(fn, example_args, relaxed)
+    vmfb, flags = _compile(fn, mlir, backend)
+    manifest = {
+        "format": FORMAT,
+        "name": fn.__qualname__,
+        "entry": entry,
+        "backend": backend,
+        "iree_flags": list(flags),
+        "arguments": arguments,
+        "entry_guards": [f"arg{i}: {_describe(s)}" for i, s in enumerate(arguments)],
+        "inputs": inputs,
+        "iree_input_types": [_iree_type(arguments, p) for p in inputs],
+        "outputs": outputs,
+        "guards": guards,
+        "result": result,
+        "state_updates": [],  # export refuses deferred stores; see the module docstring
+        "versions": {**current_versions(), "iree_compiler": _compiler_version()},
+        "vmfb_size": len(vmfb),
+        "vmfb_sha256": hashlib.sha256(vmfb).hexdigest(),
+    }
+    manifest["manifest_sha256"] = manifest_checksum(manifest)
+    return _write(os.fspath(path), vmfb, manifest)
+
+
+def _relaxations(fn, args: tuple, dynamic_dims: dict) -> dict[int, Any]:
+    relaxed: dict[int, Any] = {}
+    for i, dims in dynamic_dims.items():
+        if not isinstance(i, int) or not 0 <= i < len(args):
+            raise ExportError(f"dynamic_dims: {i!r} is not an argument position of {fn.__qualname__}")
+        a = args[i]
+        if dims is True:
+            if type(a) is not float:
+                raise ExportError(f"dynamic_dims[{i}] = True is for Python floats, arg{i} is {type(a).__name__}")
+            relaxed[i] = True
+            continue
+        if type(a) is not np.ndarray:
+            raise ExportError(f"dynamic_dims[{i}]: arg{i} is {type(a).__name__}, not an ndarray")
+        dims = frozenset(d + a.ndim if isinstance(d, int) and d < 0 else d for d in dims)
+        for d in dims:
+            if not isinstance(d, int) or not 0 <= d < a.ndim:
+                raise ExportError(f"dynamic_dims[{i}]: {d!r} is not a dim of arg{i} (shape {a.shape})")
+            if a.shape[d] < 2:
+                raise ExportError(
+                    f"dynamic_dims[{i}]: dim {d} of the example arg{i} has size {a.shape[d]}; a dynamic "
+                    "dim needs an example size >= 2 (sizes 0 and 1 compile differently)"
+                )
+        if dims:
+            relaxed[i] = dims
+    return relaxed
+
+
+def _arg_spec(fn, i: int, a: Any, relaxed: Any, name: str | None = None) -> dict:
+    name = name or f"arg{i}"
+    t = type(a)
+    if relaxed is True:
+        return {"kind": "float"}
+    if t is np.ndarray:
+        if a.dtype.kind not in "biuf":
+            raise ExportError(f"{name}: arrays of dtype {a.dtype} cannot be exported")
+        dims = relaxed or frozenset()
+        return {"kind": "ndarray", "dtype": a.dtype.name,
+                "shape": [None if d in dims else s for d, s in enumerate(a.shape)]}
+    if isinstance(a, np.generic):
+        return {"kind": "scalar", "type": t.__name__, "dtype": a.dtype.name}
+    if t in (tuple, list) and not (t is tuple and is_constant(a)):
+        return {"kind": t.__name__,
+                "items": [_arg_spec(fn, i, v, None, f"{name}[{k}]") for k, v in enumerate(a)]}
+    if is_constant(a):
+        try:
+            return {"kind": "const", "value": encode_const(a)}
+        except ValueError as e:
+            raise ExportError(f"{name}: {e}") from None
+    raise ExportError(
+        f"{name}: {t.__name__} objects cannot be exported (their attributes are read at call time); "
+        "pass the arrays as arguments"
+    )
+
+
+_IREE_ELEMENT = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+                 "uint8": "ui8", "float16": "f16", "float32": "f32", "float64": "f64"}
+
+
+def _iree_type(arguments: list, path: str) -> str:
+    """The `--input=` type of input `path` for iree-run-module, e.g. `?x8xf32` or `f64`."""
+    from pyfront.dialects.state_path import Path
+
+    parsed = Path.parse(path)
+    spec = arguments[parsed.arg_index]
+    for _, k in parsed.steps:
+        spec = spec["items"][k]
+    if spec["kind"] == "float":
+        return "f64"
+    element = _IREE_ELEMENT.get(spec["dtype"], spec["dtype"])
+    dims = ["?" if d is None else str(d) for d in spec.get("shape", [])]
+    return "x".join([*dims, element])
+
+
+def _describe(spec: dict) -> str:
+    from pyfront.runtime.aot import describe_spec
+
+    text = describe_spec(spec)
+    return text + (" with dynamic dims >= 2" if None in spec.get("shape", ()) else "")
+
+
+def _lower(fn, args: tuple, relaxed: dict):
+    """Graph generation and the JIT pipeline; refuses what an artifact cannot honour."""
+    from pyfront.dialects.mlir import ir
+    from pyfront.graphgen import generate
+    from pyfront.passes import JIT_PIPELINE, run_passes
+    from pyfront.passes.funcs import functions, input_paths, output_paths
+
+    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    try:
+        graph = generate(fn, args, {}, None, relaxed)
+    except Unsupported as e:
+        raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
+    for g in graph.identity_guards:
+        if g.expected is not MISSING and not _is_code(g.expected):
+            raise ExportError(
+                f"cannot export {fn.__qualname__}: {g.site}: reads {g.describe().split(' is ')[0]} "
+                f"(a {type(g.expected).__name__} that may change; an artifact cannot read Python "
+                "state): pass it as an argument"
+            )
+    for g in graph.state_guards:
+        raise ExportError(
+            f"cannot export {fn.__qualname__}: {g.site}: reads Python state at call time "
+            f"({g.describe()}): pass it as an argument"
+        )
+    if graph.effects:
+        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints (an artifact has no stdout)")
+    if graph.commits:
+        paths = ", ".join(p for p, _ in graph.commits)
+        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
+    with graph.context:
+        run_passes(graph.module, list(JIT_PIPELINE))
+        (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
+        inputs, outputs = input_paths(f), output_paths(f)
+        guards = [dict(zip(("kind", "site", "reason"), (ir.StringAttr(s).value for s in ir.ArrayAttr(g))))
+                  for g in (ir.ArrayAttr(f.attributes["pyfront.guards"]) if "pyfront.guards" in f.attributes else [])]
+        mlir = str(graph.module)
+    for p in inputs:
+        if not p.startswith("arg") or "." in p:
+            raise ExportError(f"cannot export {fn.__qualname__} ({where}): it reads Python state ({p})")
+    for p in outputs:
+        if p != "guards" and not p.startswith("return"):
+            raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({p})")
+    result = _result(fn, graph.result)
+    return mlir, graph.func_name, inputs, outputs, guards, result
+
+
+def _is_code(value: Any) -> bool:
+    """Globals fixed at export: modules, functions, classes, ufuncs, dtypes (not data)."""
+    from pyfront.api import CompiledFunction
+
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                              type, np.ufunc, np.dtype, CompiledFunction))
+
+
+def _result(fn, node: Any) -> dict:
+    if isinstance(node, Output):
+        pytype = node.pytype
+        name = "ndarray" if pytype is np.ndarray else pytype.__name__
+        return {"output": node.index, "pytype": name}
+    if isinstance(node, Const):
+        try:
+            return {"const": encode_const(node.value)}
+        except ValueError as e:
+            raise ExportError(f"cannot export {fn.__qualname__}: it returns a constant that {e}") from None
+    if isinstance(node, Input):
+        if node.path.steps or node.path.arg_index is None:
+            raise ExportError(f"cannot export {fn.__qualname__}: it returns Python state ({node.path})")
+        return {"arg": node.path.arg_index}
+    if isinstance(node, ViewOf):
+        raise ExportError(
+            f"cannot export {fn.__qualname__}: it returns a view of an array (replayed on the host "
+            "by the JIT to keep NumPy's aliasing); return a copy (`.copy()`) instead"
+        )
+    if isinstance(node, Stored):
+        raise ExportError(f"cannot export {fn.__qualname__}: it returns Python state ({node.path})")
+    if isinstance(node, Node) and node.kind in (tuple, list):
+        return {"seq": node.kind.__name__, "items": [_result(fn, n) for n in node.items]}
+    kind = getattr(node, "kind", type(node))
+    raise ExportError(f"cannot export {fn.__qualname__}: it returns a {kind.__name__} (only arrays, "
+                      "scalars, constants and tuples/lists of them)")
+
+
+def _compile(fn, mlir: str, backend: str) -> tuple[bytes, tuple[str, ...]]:
+    from pyfront.runtime.iree_backend import CompileError, compile_vmfb, portable
+
+    be = portable(backend)
+    try:
+        return compile_vmfb(mlir, be).vmfb, be.flags
+    except CompileError as e:
+        raise ExportError(f"IREE could not compile {fn.__qualname__} for {backend!r}:\n{e.diagnostics}") from None
+
+
+def _compiler_version() -> str:
+    try:
+        return importlib.metadata.version("iree-base-compiler")
+    except importlib.metadata.PackageNotFoundError:
+        from iree.compiler.version import VERSION
+
+        return VERSION
+
+
+def _write(path: str, vmfb: bytes, manifest: dict) -> str:
+    """Write the artifact directory atomically: a reader never sees half of one."""
+    if os.path.exists(path) and not os.path.isfile(os.path.join(path, MANIFEST)):
+        raise ExportError(f"{path!r} exists and is not a pyfront artifact; not overwriting it")
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".pyfront-export-", dir=parent)
+    try:
+        with open(os.path.join(tmp, VMFB), "wb") as f:
+            f.write(vmfb)
+        with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pyfront-export",
+        description="Export a function to a pyfront artifact (module.vmfb + manifest.json). "
+        "SCRIPT is a Python file that defines `fn`, `example_args` (a tuple) and optionally "
+        "`dynamic_dims` (a dict: argument position -> dims).",
+    )
+    parser.add_argument("script")
+    parser.add_argument("-o", "--output", required=True, help="artifact directory to write")
+    parser.add_argument("--backend", default="cpu")
+    ns = parser.parse_args(argv)
+    scope = runpy.run_path(ns.script, run_name="__pyfront_export__")
+    missing = [n for n in ("fn", "example_args") if n not in scope]
+    if missing:
+        parser.error(f"{ns.script} does not define {' and '.join(missing)}")
+    try:
+        path = export(scope["fn"], *scope["example_args"], path=ns.output, backend=ns.backend,
+                      dynamic_dims=scope.get("dynamic_dims"))
+    except (ExportError, TypeError, ValueError) as e:
+        print(f"pyfront-export: error: {e}", file=sys.stderr)
+        return 1
+    with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
+        entry = json.load(f)["entry"]
+    print(f"wrote {path} (entry function {entry!r})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
