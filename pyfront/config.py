@@ -35,3 +35,9 @@ class Config:
             raise ValueError("profile_calls must be at least 1")
         if self.max_variants < 1:
             raise ValueError("max_variants must be at least 1")
+        if not self.disabled:
+            # An unknown backend, or one whose driver or device is missing, fails here,
+            # naming it: never a silent run in the interpreter or on another backend.
+            from pyfront.runtime.iree_backend import check_available
+
+            check_available(self.backend)

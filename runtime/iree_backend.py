@@ -14,7 +14,11 @@ Contract:
   naming it and the supported ones. `BACKENDS` is the table:
   "cpu" runs on IREE's multi-threaded `local-task` driver; "cpu-sync" runs the
   same code on `local-sync`, inline in the calling thread, which costs far
-  less per call (no hand-off to worker threads) but uses one core per call.
+  less per call (no hand-off to worker threads) but uses one core per call;
+  "cuda" compiles for `PYFRONT_CUDA_TARGET` (default sm_80; compiling needs
+  no GPU) and runs on IREE's `cuda` driver. `check_available(name)` also
+  creates the backend's device, so a missing driver or GPU fails there, with
+  its name, rather than at the first call.
 * `LoadedModule(vmfb, backend="cpu").function(name)` returns a callable
   `f(inputs: list) -> list[np.ndarray]`. Inputs are anything `np.asarray`
   accepts (non-contiguous arrays, NumPy scalars, 0-d arrays); they are copied
@@ -36,6 +40,7 @@ import atexit
 import ctypes
 import functools
 import importlib.metadata
+import os
 import platform
 import re
 import threading
@@ -54,6 +59,7 @@ __all__ = [
     "CompileError",
     "CompileResult",
     "LoadedModule",
+    "check_available",
     "compile_vmfb",
     "get_backend",
     "portable",
@@ -87,11 +93,19 @@ _CPU_FLAGS = (
     "--iree-llvmcpu-enable-ukernels=all",
 )
 
+# IREE's CUDA target compiles without a GPU. sm_80 works with IREE 3.13
+# (sm_90 crashed the compiler); PYFRONT_CUDA_TARGET picks another.
+_CUDA_FLAGS = (
+    f"--iree-cuda-target={os.environ.get('PYFRONT_CUDA_TARGET', 'sm_80')}",
+    "--iree-input-demote-f64-to-f32=false",
+)
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
         Backend("cpu", "llvm-cpu", "local-task", _CPU_FLAGS),
         Backend("cpu-sync", "llvm-cpu", "local-sync", _CPU_FLAGS),
+        Backend("cuda", "cuda", "cuda", _CUDA_FLAGS),
     )
 }
 
@@ -108,7 +122,7 @@ def portable(backend: Backend | str) -> Backend:
 
 
 # Named so that asking for them says "not yet" rather than "unknown".
-_PLANNED = ("cuda", "vulkan")
+_PLANNED = ("vulkan",)
 
 
 def get_backend(name: str) -> Backend:
@@ -120,6 +134,14 @@ def get_backend(name: str) -> Backend:
     if name in _PLANNED:
         raise ValueError(f"backend {name!r} is not supported yet; supported backends: {supported}")
     raise ValueError(f"unknown backend {name!r}; supported backends: {supported}")
+
+
+def check_available(name: str) -> Backend:
+    """The backend `name` if this process can run code on it; otherwise ValueError
+    (unknown or unsupported name) or RuntimeError naming the missing driver or device."""
+    backend = get_backend(name)
+    _runtime(backend)
+    return backend
 
 
 # --------------------------------------------------------------------------
