@@ -166,8 +166,10 @@ def describe_spec(spec: dict) -> str:
         return "float"
     if kind == "const":
         return f"the constant {decode_const(spec['value'])!r}"
-    inner = ", ".join(describe_spec(s) for s in spec["items"])
-    return f"{kind}({inner})"
+    if kind in _SEQ_TYPES:
+        inner = ", ".join(describe_spec(s) for s in spec["items"])
+        return f"{kind}({inner})"
+    raise ArtifactError(f"manifest: unknown argument kind {kind!r}")
 
 
 def _check(name: str, value: Any, spec: dict, inputs: dict) -> None:
@@ -235,15 +237,23 @@ class Artifact:
 
         self.path = path
         self.manifest = manifest = _read_manifest(path)
-        vmfb = _read_vmfb(path, manifest)
-        self.name = manifest["name"]
-        self._args = manifest["arguments"]
-        self._inputs = manifest["inputs"]
-        self._outputs = manifest["outputs"]
-        self._guards = manifest["guards"]
-        self._result = manifest["result"]
+        try:
+            vmfb = _read_vmfb(path, manifest)
+            self.name = manifest["name"]
+            self._args = list(manifest["arguments"])
+            self._inputs = list(manifest["inputs"])
+            self._outputs = list(manifest["outputs"])
+            self._guards = list(manifest["guards"])
+            self._result = dict(manifest["result"])
+            entry = str(manifest["entry"])
+            for i, spec in enumerate(self._args):
+                describe_spec(spec)  # every argument spec is well formed
+        except (KeyError, TypeError, ValueError) as e:
+            if isinstance(e, ArtifactError):
+                raise
+            raise ArtifactError(f"{path!r}: malformed manifest ({type(e).__name__}: {e})") from None
         module = LoadedModule(vmfb, backend or manifest["backend"])
-        self._invoke = module.function(manifest["entry"])
+        self._invoke = module.function(entry)
 
     def __repr__(self) -> str:
         args = ", ".join(describe_spec(s) for s in self._args)

@@ -200,6 +200,17 @@ def test_tampered_and_truncated_artifacts_are_refused(artifact_copy):
         pyfront.load(artifact_copy)
 
 
+def test_malformed_manifest_with_valid_checksum_is_refused(artifact_copy):
+    path = artifact_copy / "manifest.json"
+    m = json.loads(path.read_text())
+    del m["inputs"]
+    m["arguments"][0] = {"kind": "object"}
+    m["manifest_sha256"] = manifest_checksum(m)
+    path.write_text(json.dumps(m))
+    with pytest.raises(ArtifactError, match="malformed manifest"):
+        pyfront.load(artifact_copy)
+
+
 @pytest.mark.parametrize("which", ["pyfront", "iree_runtime"])
 def test_other_versions_are_refused(artifact_copy, which):
     path = artifact_copy / "manifest.json"
