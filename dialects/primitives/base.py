@@ -4,7 +4,9 @@ A primitive is an op of the pyfront dialect (`pyfront.<name>`) with
 - `impl`: the NumPy reference implementation (what the op means);
 - `shape_rule` / `dtype_rule`: result shape and dtype from operand shapes, dtypes and params;
 - `lower`: builds linalg/tensor/arith/math IR for it (see emit.py);
-- `vjp`: its reverse-mode derivative rule (None until the AD issue adds it).
+- `vjp`: its reverse-mode derivative rule, written with `bind.apply` so the same
+  rule runs on the interpreter's tape and in the AD transformation on the IR
+  (signature in bind.py); None where the primitive is not differentiable.
 
 Operands of a primitive already have the dtypes its computation uses: NumPy's
 promotion and Python's weak scalars are resolved by the front end
@@ -100,9 +102,10 @@ def primitive(
     arity: int | None,
     params: tuple[Attr, ...] = (),
     operand_rule: Callable[..., str | None] | None = None,
+    vjp: Callable[..., Any] | None = None,
 ) -> Primitive:
     """Define a primitive and register its op in the dialect."""
-    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule)
+    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp)
     operands = tuple(f"x{i}" for i in range(arity)) if arity is not None else ("operands*",)
     opdef = OpDef(prim.op_name, summary, operands=operands, attrs=params, results=("result",), check=prim._check)
     object.__setattr__(prim, "opdef", register(opdef))
