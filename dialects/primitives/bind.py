@@ -19,6 +19,7 @@ conditions, indices).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,25 @@ def apply(name: str, *operands: Operand, **params: Any) -> Operand:
     if any(map(is_ir, operands)):
         return prim.build(list(operands), **params)
     return np.asarray(prim.impl(*operands, **params))
+
+
+# Tracers (e.g. the interpreter's gradient tape) register the type of their
+# boxed values here, so a user-level call of a primitive (pyfront.nn) with a
+# boxed operand is recorded by the tracer instead of running the impl.
+_TRACERS: list[tuple[type, Callable[..., Any]]] = []
+
+
+def register_tracer(box_type: type, handler: Callable[..., Any]) -> None:
+    """`handler(name, operands, params)` handles `call`s with a `box_type` operand."""
+    _TRACERS.append((box_type, handler))
+
+
+def call(name: str, *operands: Any, **params: Any) -> Any:
+    """A user-level call of primitive `name` (how pyfront.nn functions run outside compiled code)."""
+    for box_type, handler in _TRACERS:
+        if any(isinstance(o, box_type) for o in operands):
+            return handler(name, operands, params)
+    return apply(name, *map(np.asarray, operands), **params)
 
 
 def shape(x: Operand) -> Shape:
