@@ -105,8 +105,8 @@ def _domain(prim: str, operand: int) -> str:
         return "above-1"
     if prim == "prod":
         return "prod"  # products stay exact whatever the order
-    if prim == "take" and operand == 1:
-        return "index"  # a row of the (3, ...) operand of every take spec
+    if prim in ("take", "embedding", "embedding_grad") and operand == 1:
+        return "index"  # a row of the (3, ...) table of every take and embedding spec
     return "any"
 
 
@@ -204,6 +204,25 @@ SPECS: dict[str, list[Spec]] = {
         _spec([(5, 6)], offsets=(1, 0), sizes=(2, 3), strides=(2, 2)),
         _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
     ],
+    # DL primitives (nn.py): strided, padded, overlapping and non-square windows.
+    "conv2d": [
+        _spec([(2, 3, 7, 6), (4, 3, 3, 2)], strides=(2, 1), padding=(1, 1)),
+        _spec([(1, 1, 5, 5), (2, 1, 2, 2)], "one", strides=(1, 1), padding=(0, 0)),
+    ],
+    "conv2d_input_grad": [_spec([(2, 4, 4, 7), (4, 3, 3, 2)], input_hw=(7, 6), strides=(2, 1), padding=(1, 1))],
+    "conv2d_filter_grad": [_spec([(2, 3, 7, 6), (2, 4, 4, 7)], kernel=(3, 2), strides=(2, 1), padding=(1, 1))],
+    "max_pool2d": [
+        _spec([(2, 3, 7, 6)], kernel=(2, 2), strides=(2, 2), padding=(1, 1)),
+        _spec([(1, 2, 5, 5)], "one", kernel=(3, 3), strides=(1, 1), padding=(0, 0)),
+    ],
+    "max_pool2d_grad": [
+        _spec([(2, 3, 7, 6), (2, 3, 4, 4)], kernel=(2, 2), strides=(2, 2), padding=(1, 1)),
+        _spec([(1, 2, 5, 5), (1, 2, 3, 3)], "one", kernel=(3, 3), strides=(1, 1), padding=(0, 0)),
+    ],
+    "avg_pool2d": [_spec([(2, 3, 7, 6)], kernel=(3, 2), strides=(2, 2), padding=(1, 1))],
+    "avg_pool2d_grad": [_spec([(2, 3, 4, 4)], input_hw=(7, 6), kernel=(3, 2), strides=(2, 2), padding=(1, 1))],
+    "embedding": [_spec([(3, 4), (2, 5)]), _spec([(3, 4), ()], "one")],
+    "embedding_grad": [_spec([(2, 5, 4), (2, 5)], num_rows=3)],
 }
 SPECS["argmin"] = SPECS["argmax"]
 
@@ -222,7 +241,7 @@ def _specs(prim) -> list[Spec]:
 
 
 def _operand_dtypes(prim, n: int, dtype: np.dtype) -> tuple[np.dtype, ...]:
-    if prim.name == "take":
+    if prim.name in ("take", "embedding", "embedding_grad"):
         return (dtype, np.dtype(np.int64))
     return (np.dtype(np.bool_), dtype, dtype) if prim.name == "where" else (dtype,) * n
 
