@@ -26,7 +26,7 @@ from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.values import Known, Seq, Tensor, View
 
-UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, _) in table.items()}
+UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, *_) in table.items()}
 BOOL = np.dtype(np.bool_)
 FLOAT64 = np.dtype(np.float64)
 

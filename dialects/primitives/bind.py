@@ -91,3 +91,88 @@ def unbroadcast(ct: Operand, target: Shape) -> Operand:
 
 def is_differentiable(x: Operand) -> bool:
     return dtype(x).kind == "f"
+
+
+class NotDifferentiable:
+    """The `vjp` of a primitive with no derivative to propagate; `reason` says why.
+
+    Called like a rule, it gives every operand None: no cotangent flows back
+    through the primitive (its result is bool or integer, or it only reads
+    integer and bool operands).
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __call__(self, ct: Operand, out: Operand, *operands: Operand, **params: Any) -> tuple[None, ...]:
+        return (None,) * len(operands)
+
+    def __repr__(self) -> str:
+        return f"NotDifferentiable({self.reason!r})"
+
+
+def array(values: Any, dtype: Any, like: Operand) -> Operand:
+    """A constant array of static shape in `like`'s world (a NumPy array or a dense IR constant)."""
+    values = np.asarray(values, dtype=dtype)
+    return emit.dense(values) if is_ir(like) else values
+
+
+def _all_true(x: Operand) -> Operand:
+    """A bool array shaped like `x` with every element True (NaN-safe; dynamic dims allowed)."""
+    nonzero = apply("astype", x, dtype="bool")
+    return apply("logical_or", nonzero, apply("logical_not", nonzero))
+
+
+def zeros_like(x: Operand) -> Operand:
+    """Zeros with `x`'s shape and dtype (a splat constant when the shape is static)."""
+    if None not in shape(x):
+        return array(np.zeros(shape(x), dtype(x)), dtype(x), x)
+    return apply("where", _all_true(x), constant(0, x), constant(0, x))
+
+
+def broadcast_like(x: Operand, like: Operand) -> Operand:
+    """`x` broadcast to `like`'s shape (materialized); `x`'s shape must broadcast to it.
+
+    A dynamic dim of `like` that `x` has as 1 or lacks cannot be named in
+    `broadcast_to`'s params, so such a broadcast goes through `where` with an
+    all-True mask shaped like `like`.
+    """
+    src, target = shape(x), shape(like)
+    if src == target:
+        return x
+    lead = len(target) - len(src)
+    if all(d is not None or (i >= lead and src[i - lead] is None) for i, d in enumerate(target)):
+        return apply("broadcast_to", x, shape=[-1 if d is None else d for d in target])
+    return apply("where", _all_true(like), x, x)
+
+
+def expand_dims(x: Operand, axes: Any) -> Operand:
+    """`x` with size-1 axes inserted so that they sit at `axes` of the result (sorted, non-negative)."""
+    axes = sorted(axes)
+    if not axes:
+        return x
+    src = shape(x)
+    rank = len(src) + len(axes)
+    if src.count(None) <= 1:
+        rest = iter(src)
+        return apply("reshape", x, shape=[1 if i in axes else _param_dim(next(rest)) for i in range(rank)])
+    # reshape cannot create several dynamic dims: add leading 1s, then move them into place.
+    lifted = apply("broadcast_to", x, shape=[1] * len(axes) + [-1] * len(src))
+    kept = iter(range(len(axes), rank))
+    return apply("transpose", lifted, perm=[axes.index(i) if i in axes else next(kept) for i in range(rank)])
+
+
+def _param_dim(d: int | None) -> int:
+    return -1 if d is None else d
+
+
+def iota(n: int, like: Operand) -> Operand:
+    """The int64 constant [0, 1, ..., n-1] in `like`'s world."""
+    return array(np.arange(n), np.int64, like)
+
+
+def ones_like(x: Operand) -> Operand:
+    """Ones with `x`'s shape and dtype (a splat constant when the shape is static)."""
+    if None not in shape(x):
+        return array(np.ones(shape(x), dtype(x)), dtype(x), x)
+    return apply("where", _all_true(x), constant(1, x), constant(1, x))

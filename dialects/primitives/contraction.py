@@ -7,14 +7,19 @@ named op and is rejected.
 Batch, M, N and K may be dynamic (>= 2 at call time, see base.py): a
 dynamic K is assumed equal to the other operand's K (the front end guards
 it), and a dynamic batch dim comes from the operand that has it.
+
+VJP (float operands): with 1-D operands promoted to matrices as NumPy does,
+`ct @ b^T` and `a^T @ ct`, summed over the batch dims each operand was
+broadcast along, reshaped back to the operand.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from pyfront.dialects.mlir import linalg
-from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import broadcast_shapes, primitive, same_dtype, unify_dims
+from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import shape_of, tensor_dtype
 
 
@@ -69,6 +74,26 @@ def _broadcast(x, sizes):
     return emit.elementwise([x], sizes, tensor_dtype(x.type), lambda v: v[0])
 
 
+def _swap_last(x):
+    rank = len(bind.shape(x))
+    return apply("transpose", x, perm=[*range(rank - 2), rank - 1, rank - 2])
+
+
+def _vjp(ct, out, a, b):
+    if not bind.is_differentiable(out):
+        return None, None
+    a_vector, b_vector = len(bind.shape(a)) == 1, len(bind.shape(b)) == 1
+    a2 = bind.expand_dims(a, [0]) if a_vector else a
+    b2 = bind.expand_dims(b, [1]) if b_vector else b
+    ct2 = bind.expand_dims(ct, [len(bind.shape(ct))]) if b_vector else ct
+    ct2 = bind.expand_dims(ct2, [len(bind.shape(ct2)) - 1]) if a_vector else ct2
+    ct_a = bind.unbroadcast(apply("matmul", ct2, _swap_last(b2)), bind.shape(a2))
+    ct_b = bind.unbroadcast(apply("matmul", _swap_last(a2), ct2), bind.shape(b2))
+    ct_a = apply("reshape", ct_a, shape=[-1 if d is None else d for d in bind.shape(a)]) if a_vector else ct_a
+    ct_b = apply("reshape", ct_b, shape=[-1 if d is None else d for d in bind.shape(b)]) if b_vector else ct_b
+    return ct_a, ct_b
+
+
 MATMUL = primitive(
     "matmul",
     "NumPy `a @ b` / `np.matmul(a, b)`.",
@@ -78,4 +103,5 @@ MATMUL = primitive(
     lower=_lower,
     arity=2,
     operand_rule=_operand_rule,
+    vjp=_vjp,
 )

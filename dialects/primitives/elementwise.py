@@ -1,9 +1,24 @@
 """Elementwise primitives: NumPy ufuncs on operands that already share one dtype.
 
 Each table row names the primitive, its ufunc (the NumPy implementation and,
-in the front end, the source of dtype resolution) and its scalar body per
-dtype kind: 'f' float, 'i' signed int, 'b' bool. A kind with no body is
-rejected by the op's operand rule, as NumPy has no loop for it here.
+in the front end, the source of dtype resolution), its scalar body per
+dtype kind ('f' float, 'i' signed int, 'b' bool; a kind with no body is
+rejected by the op's operand rule, as NumPy has no loop for it here) and its
+VJP.
+
+VJPs: a rule gives each operand its cotangent at the result's shape; the
+table's wrapper sums it back to the operand's shape (broadcasting) and gives
+None for int and bool operands. Where the derivative is not unique the rule
+picks, exactly:
+- maximum/minimum send the cotangent to the operand NumPy returned: `a`
+  where `a > b` (`<`) or `a` is NaN, else `b` (ties go to `b`, so
+  `np.maximum(x, 0)` has gradient 0 at x == 0);
+- absolute uses sign(x), 0 at x == 0;
+- sign, floor, ceil and floor_divide are piecewise constant: zero cotangents
+  (their derivative wherever it exists); remainder is `a - floor(a / b) * b`;
+- power's cotangent for the exponent is `out * log(a)`, taken as 0 at a == 0.
+Bitwise and logical ops (int and bool operands only) and comparisons (bool
+results) are not differentiable (`bind.NotDifferentiable`).
 """
 
 from __future__ import annotations
@@ -13,8 +28,9 @@ from collections.abc import Callable
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import broadcast_shapes, primitive, same_dtype
+from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import isa, shape_of, tensor_dtype
 
 Body = Callable[..., ir.Value]
@@ -135,52 +151,198 @@ def _sign_int(a: ir.Value) -> ir.Value:
     return arith.select(arith.cmpi(arith.CmpIPredicate.slt, a, zero), _c(a, -1), pos)
 
 
-BINARY: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
-    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}),
-    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}),
-    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}),
-    "true_divide": (np.true_divide, {F: arith.divf}),
-    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}),
-    "remainder": (np.remainder, {F: _float_mod, I: _int_mod}),
-    "power": (np.power, {F: math.powf}),
-    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}),
-    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}),
-    "arctan2": (np.arctan2, {F: math.atan2}),
-    "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}),
-    "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}),
-    "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}),
-    "logical_and": (np.logical_and, {B: arith.andi}),
-    "logical_or": (np.logical_or, {B: arith.ori}),
-    "logical_xor": (np.logical_xor, {B: arith.xori}),
+# VJP rules (see the module docstring): cotangents at the result's shape ------
+
+
+def _differentiable(full: Callable[..., tuple]) -> Callable[..., tuple]:
+    """The table's VJP from `full` (cotangents at the result's shape): unbroadcast; None for non-floats."""
+    def vjp(ct, out, *operands, **_):
+        if not bind.is_differentiable(out):
+            return (None,) * len(operands)
+        return tuple(bind.unbroadcast(g, bind.shape(x)) for g, x in zip(full(ct, out, *operands), operands))
+    return vjp
+
+
+def _piecewise_constant(ct, out, *operands, **_):
+    if not bind.is_differentiable(out):
+        return (None,) * len(operands)
+    return tuple(bind.zeros_like(x) for x in operands)
+
+
+def _mul(*xs):
+    result = xs[0]
+    for x in xs[1:]:
+        result = apply("multiply", result, x)
+    return result
+
+
+def _neg(x):
+    return apply("negative", x)
+
+
+def _div(a, b):
+    return apply("true_divide", a, b)
+
+
+def _route(take_a):
+    """Cotangents of an elementwise selection: to `a` where `take_a`, else to `b`."""
+    def full(ct, out, a, b):
+        mask = apply("logical_or", apply(take_a, a, b), apply("not_equal", a, a))
+        zero = constant(0, ct)
+        return apply("where", mask, ct, zero), apply("where", mask, zero, ct)
+    return _differentiable(full)
+
+
+@_differentiable
+def _add(ct, out, a, b):
+    return ct, ct
+
+
+@_differentiable
+def _subtract(ct, out, a, b):
+    return ct, _neg(ct)
+
+
+@_differentiable
+def _multiply(ct, out, a, b):
+    return _mul(ct, b), _mul(ct, a)
+
+
+@_differentiable
+def _true_divide(ct, out, a, b):
+    return _div(ct, b), _neg(_div(_mul(ct, out), b))
+
+
+@_differentiable
+def _remainder(ct, out, a, b):
+    return ct, _neg(_mul(ct, apply("floor_divide", a, b)))
+
+
+@_differentiable
+def _power(ct, out, a, b):
+    one = constant(1, a)
+    safe_base = apply("where", apply("equal", a, constant(0, a)), one, a)  # log(a) taken as 0 at a == 0
+    return (_mul(ct, b, apply("power", a, apply("subtract", b, one))),
+            _mul(ct, out, apply("log", safe_base)))
+
+
+@_differentiable
+def _arctan2(ct, out, a, b):
+    norm = apply("add", _mul(a, a), _mul(b, b))
+    return _div(_mul(ct, b), norm), _neg(_div(_mul(ct, a), norm))
+
+
+@_differentiable
+def _negative(ct, out, a):
+    return (_neg(ct),)
+
+
+@_differentiable
+def _absolute(ct, out, a):
+    return (_mul(ct, apply("sign", a)),)
+
+
+@_differentiable
+def _square(ct, out, a):
+    return (_mul(ct, a, constant(2, a)),)
+
+
+@_differentiable
+def _exp(ct, out, a):
+    return (_mul(ct, out),)
+
+
+@_differentiable
+def _expm1(ct, out, a):
+    return (_mul(ct, apply("add", out, constant(1, out))),)
+
+
+@_differentiable
+def _log(ct, out, a):
+    return (_div(ct, a),)
+
+
+@_differentiable
+def _log1p(ct, out, a):
+    return (_div(ct, apply("add", a, constant(1, a))),)
+
+
+@_differentiable
+def _sqrt(ct, out, a):
+    return (_div(ct, _mul(out, constant(2, out))),)
+
+
+@_differentiable
+def _tanh_vjp(ct, out, a):
+    return (_mul(ct, apply("subtract", constant(1, out), _mul(out, out))),)
+
+
+@_differentiable
+def _sin(ct, out, a):
+    return (_mul(ct, apply("cos", a)),)
+
+
+@_differentiable
+def _cos(ct, out, a):
+    return (_neg(_mul(ct, apply("sin", a))),)
+
+
+INT_OR_BOOL_ONLY = NotDifferentiable("int and bool operands only")
+BOOL_RESULT = NotDifferentiable("bool result")
+
+
+Rule = Callable[..., tuple]
+
+BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
+    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}, _add),
+    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}, _subtract),
+    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}, _multiply),
+    "true_divide": (np.true_divide, {F: arith.divf}, _true_divide),
+    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant),
+    "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder),
+    "power": (np.power, {F: math.powf}, _power),
+    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}, _route("greater")),
+    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}, _route("less")),
+    "arctan2": (np.arctan2, {F: math.atan2}, _arctan2),
+    "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}, INT_OR_BOOL_ONLY),
+    "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}, INT_OR_BOOL_ONLY),
+    "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}, INT_OR_BOOL_ONLY),
+    "logical_and": (np.logical_and, {B: arith.andi}, INT_OR_BOOL_ONLY),
+    "logical_or": (np.logical_or, {B: arith.ori}, INT_OR_BOOL_ONLY),
+    "logical_xor": (np.logical_xor, {B: arith.xori}, INT_OR_BOOL_ONLY),
 }
 
-COMPARE: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
-    "equal": (np.equal, _cmp("OEQ", "eq", "eq")),
-    "not_equal": (np.not_equal, _cmp("UNE", "ne", "ne")),
-    "less": (np.less, _cmp("OLT", "slt", "ult")),
-    "less_equal": (np.less_equal, _cmp("OLE", "sle", "ule")),
-    "greater": (np.greater, _cmp("OGT", "sgt", "ugt")),
-    "greater_equal": (np.greater_equal, _cmp("OGE", "sge", "uge")),
+COMPARE: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
+    "equal": (np.equal, _cmp("OEQ", "eq", "eq"), BOOL_RESULT),
+    "not_equal": (np.not_equal, _cmp("UNE", "ne", "ne"), BOOL_RESULT),
+    "less": (np.less, _cmp("OLT", "slt", "ult"), BOOL_RESULT),
+    "less_equal": (np.less_equal, _cmp("OLE", "sle", "ule"), BOOL_RESULT),
+    "greater": (np.greater, _cmp("OGT", "sgt", "ugt"), BOOL_RESULT),
+    "greater_equal": (np.greater_equal, _cmp("OGE", "sge", "uge"), BOOL_RESULT),
 }
 
-UNARY: dict[str, tuple[np.ufunc, dict[str, Body]]] = {
-    "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}),
-    "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}),
+UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
+    "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative),
+    "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}),
-    "sign": (np.sign, {F: _sign_float, I: _sign_int}),
-    "exp": (np.exp, {F: math.exp}),
-    "expm1": (np.expm1, {F: math.expm1}),
-    "log": (np.log, {F: math.log}),
-    "log1p": (np.log1p, {F: math.log1p}),
-    "sqrt": (np.sqrt, {F: math.sqrt}),
-    "tanh": (np.tanh, {F: _tanh}),
-    "sin": (np.sin, {F: math.sin}),
-    "cos": (np.cos, {F: math.cos}),
-    "floor": (np.floor, {F: math.floor, I: lambda a: a}),
-    "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}),
-    "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}),
-    "invert": (np.invert, {I: lambda a: arith.xori(a, _c(a, -1)), B: lambda a: arith.xori(a, _c(a, 1))}),
+    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square),
+    "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant),
+    "exp": (np.exp, {F: math.exp}, _exp),
+    "expm1": (np.expm1, {F: math.expm1}, _expm1),
+    "log": (np.log, {F: math.log}, _log),
+    "log1p": (np.log1p, {F: math.log1p}, _log1p),
+    "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt),
+    "tanh": (np.tanh, {F: _tanh}, _tanh_vjp),
+    "sin": (np.sin, {F: math.sin}, _sin),
+    "cos": (np.cos, {F: math.cos}, _cos),
+    "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant),
+    "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant),
+    "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY),
+    "invert": (
+        np.invert,
+        {I: lambda a: arith.xori(a, _c(a, -1)), B: lambda a: arith.xori(a, _c(a, 1))},
+        INT_OR_BOOL_ONLY,
+    ),
 }
 
 
@@ -210,7 +372,7 @@ def _lowering(bodies: dict[str, Body], result_bool: bool):
 
 
 def _define(table, arity: int, result_bool: bool) -> None:
-    for name, (ufunc, bodies) in table.items():
+    for name, (ufunc, bodies, vjp) in table.items():
         primitive(
             name,
             f"NumPy `np.{ufunc.__name__}`, elementwise with broadcasting.",
@@ -220,6 +382,7 @@ def _define(table, arity: int, result_bool: bool) -> None:
             lower=_lowering(bodies, result_bool),
             arity=arity,
             operand_rule=_kinds_rule(name, bodies),
+            vjp=vjp,
         )
 
 
@@ -234,6 +397,18 @@ def _where_rule(cond: np.dtype, x: np.dtype, y: np.dtype, **_) -> str | None:
     return None if x == y else f"branch dtypes differ: {x}, {y}"
 
 
+def _where_vjp(ct, out, cond, x, y):
+    """The condition gets None; each branch gets the cotangent where it was chosen."""
+    if not bind.is_differentiable(out):
+        return None, None, None
+    zero = constant(0, ct)
+    return (
+        None,
+        bind.unbroadcast(apply("where", cond, ct, zero), bind.shape(x)),
+        bind.unbroadcast(apply("where", cond, zero, ct), bind.shape(y)),
+    )
+
+
 WHERE = primitive(
     "where",
     "NumPy `np.where(cond, x, y)`, elementwise with broadcasting.",
@@ -245,11 +420,19 @@ WHERE = primitive(
     ),
     arity=3,
     operand_rule=_where_rule,
+    vjp=_where_vjp,
 )
 
 
 def _astype_impl(x, dtype: str):
     return np.asarray(x).astype(dtype)
+
+
+def _astype_vjp(ct, out, x, dtype):
+    """A float-to-float cast casts the cotangent back; casts to or from int and bool pass none."""
+    if bind.is_differentiable(x) and bind.is_differentiable(out):
+        return (apply("astype", ct, dtype=str(bind.dtype(x))),)
+    return (None,)
 
 
 ASTYPE = primitive(
@@ -263,5 +446,6 @@ ASTYPE = primitive(
     ),
     arity=1,
     params=(Attr("dtype", "str", "target NumPy dtype name"),),
+    vjp=_astype_vjp,
 )
 

@@ -7,6 +7,13 @@ The front end normalizes NumPy's `axis` argument (None, negative, tuple) to a
 sorted tuple of non-negative axes and casts the operand to the accumulation
 dtype NumPy uses (e.g. int32 sums accumulate in int64), so each reduction here
 accumulates in its operand dtype.
+
+VJPs (float operands; None for int and bool): sum broadcasts the cotangent
+back; mean also divides by the count; prod gives each element the product of
+the others (exact with zeros: where a reduced slice holds one zero, only that
+element gets a cotangent; with two or more, none does); max and min share
+the cotangent equally among the elements equal to the result (NaN elements
+when the result is NaN). argmax/argmin have int64 results: not differentiable.
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import primitive, same_dtype
+from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import shape_of, tensor_dtype
 
 PARAMS = (
@@ -75,7 +83,47 @@ def _keepdims(out: ir.Value, x: ir.Value, axes) -> ir.Value:
     return emit.reshape(out, reduced_shape(emit.dims(x), axes=axes, keepdims=True))
 
 
-def _define(kind: str, impl, nonempty: bool) -> None:
+def _kept(ct, axes, keepdims: bool):
+    """A reduction's cotangent (or result) with the reduced axes kept as size 1."""
+    return ct if keepdims else bind.expand_dims(ct, axes)
+
+
+def _float_only(rule):
+    def vjp(ct, out, x, *, axes, keepdims):
+        return (rule(ct, out, x, axes, keepdims) if bind.is_differentiable(x) else None,)
+    return vjp
+
+
+@_float_only
+def _sum_vjp(ct, out, x, axes, keepdims):
+    return bind.broadcast_like(_kept(ct, axes, keepdims), x)
+
+
+@_float_only
+def _prod_vjp(ct, out, x, axes, keepdims):
+    zero = constant(0, x)
+    is_zero = apply("equal", x, zero)
+    nonzero = apply("where", is_zero, constant(1, x), x)
+    prod_nonzero = apply("prod", nonzero, axes=axes, keepdims=True)
+    zeros = apply("sum", apply("astype", is_zero, dtype=str(bind.dtype(x))), axes=axes, keepdims=True)
+    others = apply(
+        "where",
+        is_zero,
+        apply("where", apply("equal", zeros, constant(1, x)), prod_nonzero, zero),
+        apply("where", apply("equal", zeros, zero), apply("true_divide", prod_nonzero, nonzero), zero),
+    )
+    return apply("multiply", _kept(ct, axes, keepdims), others)
+
+
+@_float_only
+def _extremum_vjp(ct, out, x, axes, keepdims):
+    hit = apply("logical_or", apply("equal", x, _kept(out, axes, keepdims)), apply("not_equal", x, x))
+    count = apply("sum", apply("astype", hit, dtype=str(bind.dtype(x))), axes=axes, keepdims=True)
+    share = apply("true_divide", _kept(ct, axes, keepdims), count)
+    return apply("where", hit, share, constant(0, x))
+
+
+def _define(kind: str, impl, nonempty: bool, vjp) -> None:
     primitive(
         kind,
         f"NumPy `np.{kind}(x, axis, keepdims=...)` accumulating in the operand dtype.",
@@ -85,14 +133,15 @@ def _define(kind: str, impl, nonempty: bool) -> None:
         lower=lambda view, x: _reduce(x, kind, view.axes, view.keepdims),
         arity=1,
         params=PARAMS,
+        vjp=vjp,
     )
 
 
 # NumPy would accumulate small ints and bools in int64; here the operand dtype is the accumulator.
-_define("sum", lambda x, **kw: np.sum(x, dtype=np.asarray(x).dtype, **kw), nonempty=False)
-_define("prod", lambda x, **kw: np.prod(x, dtype=np.asarray(x).dtype, **kw), nonempty=False)
-_define("max", np.max, nonempty=True)
-_define("min", np.min, nonempty=True)
+_define("sum", lambda x, **kw: np.sum(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_sum_vjp)
+_define("prod", lambda x, **kw: np.prod(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_prod_vjp)
+_define("max", np.max, nonempty=True, vjp=_extremum_vjp)
+_define("min", np.min, nonempty=True, vjp=_extremum_vjp)
 
 
 def _lower_mean(view, x: ir.Value) -> ir.Value:
@@ -100,6 +149,16 @@ def _lower_mean(view, x: ir.Value) -> ir.Value:
     total = _reduce(x, "sum", view.axes, view.keepdims)
     count = emit.size_as(emit.product([emit.dim(x, a) for a in view.axes]), dtype)
     return emit.elementwise([total], shape_of(total.type), dtype, lambda a: arith.divf(a[0], count))
+
+
+@_float_only
+def _mean_vjp(ct, out, x, axes, keepdims):
+    sizes = [bind.shape(x)[a] for a in axes]
+    if None in sizes:
+        count = apply("sum", bind.ones_like(x), axes=axes, keepdims=True)
+    else:
+        count = constant(np.prod(sizes, dtype=np.int64), x)
+    return bind.broadcast_like(apply("true_divide", _kept(ct, axes, keepdims), count), x)
 
 
 MEAN = primitive(
@@ -112,6 +171,7 @@ MEAN = primitive(
     arity=1,
     params=PARAMS,
     operand_rule=lambda d, **_: None if d.kind == "f" else "mean needs a float operand",
+    vjp=_mean_vjp,
 )
 
 
@@ -163,6 +223,7 @@ def _define_arg(kind: str) -> None:
         arity=1,
         params=PARAMS,
         operand_rule=lambda d, axes, **_: None if len(axes) == 1 else f"{kind} reduces exactly one axis",
+        vjp=NotDifferentiable("int64 index result"),
     )
 
 

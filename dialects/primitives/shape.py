@@ -17,6 +17,14 @@ encode them, -1 marking a size known only at run time:
 - slice `sizes`: -1 means "to the end", ceil((dim - offset) / stride), at
   run time on a dynamic dim (so `:` keeps the dim dynamic). A static size on
   a dynamic dim is assumed in bounds; the front end guards it.
+
+VJPs (float operands; None for int and bool, and for take's index):
+reshape, transpose and broadcast_to undo themselves (broadcast_to sums);
+concatenate slices the cotangent; slice pads it with zeros (interleaving
+zeros for strides > 1); take puts it in row i of zeros. Where the params
+cannot name a dynamic dim (a reshape back to several dynamic dims, slicing
+or concatenating along a dynamic dim before the last operand, take from a
+dynamic first dim) the rule raises NotImplementedError naming the case.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, tensor
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import (
     broadcast_shapes,
     operands_agree,
@@ -32,7 +40,21 @@ from pyfront.dialects.primitives.base import (
     same_dtype,
     unify_dims,
 )
+from pyfront.dialects.primitives.bind import apply, constant
 from pyfront.dialects.types import shape_of, tensor_dtype, tensor_type
+
+
+def _param_dims(shape) -> list[int]:
+    return [-1 if d is None else d for d in shape]
+
+
+def _float_only(rule):
+    """The rule on float operands; None for each operand otherwise."""
+    def vjp(ct, out, *operands, **params):
+        if not bind.is_differentiable(out):
+            return (None,) * len(operands)
+        return rule(ct, out, *operands, **params)
+    return vjp
 
 
 def _reshape_shape(s, shape):
@@ -57,6 +79,18 @@ def _lower_reshape(view, x):
     return emit.reshape(x, [rest if d is None else d for d in shape])
 
 
+@_float_only
+def _reshape_vjp(ct, out, x, shape):
+    back = _param_dims(bind.shape(x))
+    try:
+        _reshape_shape(bind.shape(ct), back)
+    except ValueError:
+        raise NotImplementedError(
+            f"VJP of reshape: the reshape primitive cannot take {bind.shape(ct)} back to {bind.shape(x)}"
+        ) from None
+    return (apply("reshape", ct, shape=back),)
+
+
 RESHAPE = primitive(
     "reshape",
     "NumPy `x.reshape(shape)` in C order.",
@@ -66,6 +100,7 @@ RESHAPE = primitive(
     lower=_lower_reshape,
     arity=1,
     params=(Attr("shape", "i64s", "result shape; one -1 for the rest"),),
+    vjp=_reshape_vjp,
 )
 
 
@@ -80,6 +115,11 @@ def _lower_transpose(view, x):
     return linalg.transpose(x, outs=[out], permutation=list(view.perm))
 
 
+@_float_only
+def _transpose_vjp(ct, out, x, perm):
+    return (apply("transpose", ct, perm=[int(i) for i in np.argsort(perm)]),)
+
+
 TRANSPOSE = primitive(
     "transpose",
     "NumPy `np.transpose(x, axes)`.",
@@ -89,6 +129,7 @@ TRANSPOSE = primitive(
     lower=_lower_transpose,
     arity=1,
     params=(Attr("perm", "i64s", "permutation of the axes"),),
+    vjp=_transpose_vjp,
 )
 
 
@@ -107,6 +148,11 @@ def _broadcast_to_shape(s, shape):
     return target
 
 
+@_float_only
+def _broadcast_to_vjp(ct, out, x, shape):
+    return (bind.unbroadcast(ct, bind.shape(x)),)
+
+
 BROADCAST_TO = primitive(
     "broadcast_to",
     "NumPy `np.broadcast_to(x, shape)` (materialized).",
@@ -118,6 +164,7 @@ BROADCAST_TO = primitive(
     ),
     arity=1,
     params=(Attr("shape", "i64s", "result shape; -1 keeps the operand's dim"),),
+    vjp=_broadcast_to_vjp,
 )
 
 
@@ -137,6 +184,20 @@ def _concat_shape(*shapes, axis):
         raise ValueError(msg) from None
 
 
+@_float_only
+def _concatenate_vjp(ct, out, *xs, axis):
+    rank, offset, cts = len(bind.shape(ct)), 0, []
+    for k, x in enumerate(xs):
+        size = bind.shape(x)[axis]
+        if size is None and k < len(xs) - 1:
+            raise NotImplementedError("VJP of concatenate: a dynamic dim along the axis before the last operand")
+        offsets, sizes = [0] * rank, [-1] * rank
+        offsets[axis], sizes[axis] = offset, _param_dims([size])[0]
+        cts.append(apply("slice", ct, offsets=offsets, sizes=sizes, strides=[1] * rank))
+        offset += size or 0
+    return tuple(cts)
+
+
 CONCATENATE = primitive(
     "concatenate",
     "NumPy `np.concatenate(xs, axis)` for operands of one dtype.",
@@ -147,6 +208,7 @@ CONCATENATE = primitive(
     arity=None,
     params=(Attr("axis", "int", "concatenation axis, non-negative"),),
     operand_rule=operands_agree,
+    vjp=_concatenate_vjp,
 )
 
 
@@ -182,6 +244,55 @@ def _lower_slice(view, x):
     return tensor.extract_slice(view.result.type, x, [], dynamic, [], offsets, static, strides)
 
 
+def _zeros_along(x, axis: int, size: int):
+    """Zeros shaped like `x` but with `size` at `axis` (x's dim there is static and nonzero)."""
+    shape = list(bind.shape(x))
+    shape[axis] = size
+    if None not in shape:
+        return bind.array(np.zeros(shape), bind.dtype(x), x)
+    rank = len(shape)
+    first = apply("slice", x, offsets=[0] * rank, sizes=[1 if i == axis else -1 for i in range(rank)],
+                  strides=[1] * rank)
+    return bind.zeros_like(apply("broadcast_to", first, shape=[size if i == axis else -1 for i in range(rank)]))
+
+
+def _interleave_zeros(ct, axis: int, stride: int):
+    """`ct` with `stride - 1` zeros after each element along `axis`, less the trailing ones."""
+    shape = bind.shape(ct)
+    if shape.count(None) > 1:
+        raise NotImplementedError("VJP of a strided slice of an array with several dynamic dims")
+    n = shape[axis]
+    spread = bind.expand_dims(ct, [axis + 1])
+    spread = apply("concatenate", spread, _zeros_along(spread, axis + 1, stride - 1), axis=axis + 1)
+    flat = _param_dims(shape)
+    flat[axis] = n * stride
+    spread = apply("reshape", spread, shape=flat)
+    rank = len(shape)
+    sizes = [-1] * rank
+    sizes[axis] = (n - 1) * stride + 1
+    return apply("slice", spread, offsets=[0] * rank, sizes=sizes, strides=[1] * rank)
+
+
+@_float_only
+def _slice_vjp(ct, out, x, offsets, sizes, strides):
+    if 0 in bind.shape(ct):
+        return (bind.zeros_like(x),)
+    ct_x = ct
+    for axis, (dim, offset, size, stride) in enumerate(zip(bind.shape(x), offsets, sizes, strides)):
+        if offset == 0 and stride == 1 and size in (-1, dim):
+            continue  # the whole dim
+        if dim is None:
+            raise NotImplementedError("VJP of slice: slicing along a dynamic dim")
+        size = bind.shape(ct_x)[axis]
+        if stride > 1:
+            ct_x = _interleave_zeros(ct_x, axis, stride)
+        span = (size - 1) * stride + 1
+        parts = [_zeros_along(ct_x, axis, offset)] * (offset > 0) + [ct_x]
+        parts += [_zeros_along(ct_x, axis, dim - offset - span)] * (dim - offset - span > 0)
+        ct_x = apply("concatenate", *parts, axis=axis) if len(parts) > 1 else ct_x
+    return (ct_x,)
+
+
 SLICE = primitive(
     "slice",
     "NumPy basic slicing `x[o0:o0+n0*s0:s0, ...]` with positive strides.",
@@ -195,6 +306,7 @@ SLICE = primitive(
         Attr("sizes", "i64s", "result size per dimension; -1: to the end"),
         Attr("strides", "i64s", "positive step per dimension"),
     ),
+    vjp=_slice_vjp,
 )
 
 
@@ -218,6 +330,15 @@ def _lower_take(view, x, i):
     return emit.reshape(row, rest)
 
 
+@_float_only
+def _take_vjp(ct, out, x, i):
+    n, rank = bind.shape(x)[0], len(bind.shape(x))
+    if n is None:
+        raise NotImplementedError("VJP of take from a dynamic first dim")
+    row = bind.expand_dims(apply("equal", bind.iota(n, ct), i), range(1, rank))
+    return apply("where", row, bind.expand_dims(ct, [0]), constant(0, ct)), None
+
+
 TAKE = primitive(
     "take",
     "NumPy `x[i]` along the first axis for a runtime index `i` (a 0-d int64 tensor) in range.",
@@ -227,4 +348,5 @@ TAKE = primitive(
     lower=_lower_take,
     arity=2,
     operand_rule=lambda x, i, **_: None if i == np.int64 else "the index must be int64",
+    vjp=_take_vjp,
 )
