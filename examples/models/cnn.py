@@ -50,9 +50,9 @@ class LeNet(Parameters):
 def forward(params, images):
     """Logits (N, 10) for images (N, 1, 8, 8)."""
     conv1_w, conv1_b, conv2_w, conv2_b, fc1_w, fc1_b, fc2_w, fc2_b = params
-    h = np.maximum(nn.conv2d(images, conv1_w, conv1_b, stride=1, padding=1), 0)
+    h = np.maximum(nn.conv2d(images, conv1_w, padding=1) + conv1_b.reshape(-1, 1, 1), 0)
     h = nn.max_pool2d(h, 2)
-    h = np.maximum(nn.conv2d(h, conv2_w, conv2_b, stride=1, padding=1), 0)
+    h = np.maximum(nn.conv2d(h, conv2_w, padding=1) + conv2_b.reshape(-1, 1, 1), 0)
     h = nn.avg_pool2d(h, 2)
     h = h.reshape(h.shape[0], -1)
     h = np.maximum(h @ fc1_w + fc1_b, 0)

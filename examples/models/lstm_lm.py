@@ -52,15 +52,11 @@ class LSTMLanguageModel(Parameters):
         )
 
 
-def sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 def lstm_cell(x, h, c, gates_w, gates_b):
     z = np.concatenate([x, h], axis=1) @ gates_w + gates_b
-    i = sigmoid(z[:, :HIDDEN])
-    f = sigmoid(z[:, HIDDEN : 2 * HIDDEN])
-    o = sigmoid(z[:, 2 * HIDDEN : 3 * HIDDEN])
+    i = nn.sigmoid(z[:, :HIDDEN])
+    f = nn.sigmoid(z[:, HIDDEN : 2 * HIDDEN])
+    o = nn.sigmoid(z[:, 2 * HIDDEN : 3 * HIDDEN])
     g = np.tanh(z[:, 3 * HIDDEN :])
     c = f * c + i * g
     return o * np.tanh(c), c
