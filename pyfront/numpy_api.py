@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import nn
 from pyfront import semantics as S
+from pyfront.dialects.primitives import get
 from pyfront.errors import Unsupported
 from pyfront.values import Known, Seq, Tensor
 
@@ -251,3 +253,80 @@ def convert(fn: Any, value: Any) -> Any:
     if fn is float:
         return S.astype(t, np.dtype(np.float64), float)
     return S.astype(t, np.dtype(fn), fn)
+
+
+@implements(np.arange)
+def _arange(*args, **kwargs):
+    if not all(isinstance(v, Known) for v in (*args, *kwargs.values())):
+        raise Unsupported("np.arange with bounds computed at run time is not supported yet")
+    return S.fold(np.arange, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+
+
+# pyfront.nn: the primitive-backed functions become their primitives (the
+# composites, softmax and the like, are plain NumPy code and are inlined).
+# Only an image's batch dim and an embedding's index dims may vary between
+# calls (the shape rules reject the rest), and no two of those meet, so these
+# need no shape guards; embedding guards its indices' range instead.
+
+
+def _nn_operand(v: Any) -> Tensor:
+    return S.constant(np.asarray(v.value)) if isinstance(v, Known) else S.to_tensor(v)
+
+
+def _nn_params(what: str, make: Callable[..., dict], *args: Any) -> dict:
+    try:
+        return make(*(known(a, f"pyfront.nn.{what}'s window arguments") for a in args))
+    except (TypeError, ValueError) as e:
+        raise Unsupported(f"pyfront.nn.{what}: {e} (raises in the interpreter)") from None
+
+
+def _nn_primitive(name: str, operands: list[Tensor], **params: Any) -> Tensor:
+    try:
+        result = get(name).build([t.value for t in operands], **params)
+    except (TypeError, ValueError) as e:
+        raise Unsupported(f"pyfront.nn.{name}: {e}") from None
+    return Tensor(result, np.ndarray)
+
+
+@implements(nn.conv2d)
+def _conv2d(x, weight, stride=Known(1), padding=Known(0)):
+    params = _nn_params("conv2d", nn.conv_params, stride, padding)
+    return _nn_primitive("conv2d", [_nn_operand(x), _nn_operand(weight)], **params)
+
+
+def _pool(name: str):
+    def handler(x, kernel_size, stride=Known(None), padding=Known(0)):
+        params = _nn_params(name, nn.pool_params, kernel_size, stride, padding)
+        return _nn_primitive(name, [_nn_operand(x)], **params)
+    return handler
+
+
+FUNCTIONS[nn.max_pool2d] = _pool("max_pool2d")
+FUNCTIONS[nn.avg_pool2d] = _pool("avg_pool2d")
+
+
+@implements(nn.embedding)
+def _embedding(table, indices):
+    t, i = _nn_operand(table), _nn_operand(indices)
+    rows = t.shape[0] if t.ndim == 2 else None
+    if rows is not None and i.dtype.kind == "i":
+        if isinstance(indices, Known):
+            values = np.asarray(indices.value)
+            if not np.all((-rows <= values) & (values < rows)):
+                raise Unsupported("pyfront.nn.embedding: an index is out of range (IndexError)")
+        else:
+            in_range = S.ufunc(np.logical_and, S.ufunc(np.greater_equal, i, Known(-rows)),
+                               S.ufunc(np.less, i, Known(rows)))
+            S.guard(S.reduce_all(in_range.value), "value",
+                    f"pyfront.nn.embedding: indices in [-{rows}, {rows}) (IndexError otherwise)")
+    return _nn_primitive("embedding", [t, i])
+
+
+@implements(nn.dropout)
+def _dropout(x, rate, rng, training=Known(True)):
+    off = isinstance(training, Known) and not training.value
+    no_rate = isinstance(rate, Known) and type(rate.value) in (int, float) and rate.value == 0
+    if off or no_rate:
+        return x  # nothing is drawn: the interpreter returns x itself
+    raise Unsupported("pyfront.nn.dropout draws its mask from a NumPy Generator, which compiled code does "
+                      "not do (the call runs in the interpreter, with the interpreter's random numbers)")
