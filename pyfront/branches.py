@@ -60,9 +60,7 @@ class BranchMixin:
 
     def _speculated_outcome(self, test: ast.expr) -> bool | None:
         """The only outcome the profile saw for this test, or None (both seen, or not profiled)."""
-        if self.profile is None or self.frame.fn is not self.fn:
-            return None
-        outcomes = self.profile.branch(test)
+        outcomes = self._profiled_outcomes(test)
         if not outcomes or len(outcomes) != 1:
             return None
         return next(iter(outcomes))

@@ -34,6 +34,7 @@ from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
+from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
 from pyfront.loops import MAX_STATIC_UNROLL, LoopMixin
 from pyfront.specialize import (
@@ -127,7 +128,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
+class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
@@ -356,6 +357,8 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
                     frame.env[name] = new
 
     def _iterate(self, value: Any, node: ast.AST) -> list:
+        if isinstance(value, Seq) and value.kind is dict:
+            return [pair.items[0] for pair in value.items]  # a dict iterates over its keys
         if isinstance(value, Seq):
             return list(value.items)
         if isinstance(value, Known) and isinstance(value.value, (tuple, list)):
@@ -381,7 +384,7 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
         if isinstance(value, Seq):
-            items = list(value.items)
+            items = list(value.items) if value.kind is not dict else [p.items[0] for p in value.items]  # keys
         elif isinstance(value, Known) and isinstance(value.value, (tuple, list)):
             items = [Known(v) for v in value.value]
         elif isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim >= 1:
@@ -477,6 +480,8 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
             return self._tensor_attr(base, name, node)
         if isinstance(base, Seq) and base.kind is list and name == "append":
             return BoundMethod(base, name)
+        if isinstance(base, Seq) and base.kind is dict and name in DICT_VIEWS:
+            return BoundMethod(base, name)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
@@ -509,6 +514,8 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
         k = key.value
         if isinstance(base, Known):
             return S.fold(operator.getitem, base.value, k)
+        if isinstance(base, Seq) and base.kind is dict:
+            return _dict_item(base, k, node)
         if isinstance(base, Seq):
             return S.fold(operator.getitem, base.items, k).value if type(k) is int else Seq(base.items[k], base.kind)
         if isinstance(base, Tensor):
@@ -627,6 +634,10 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
 
     def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if isinstance(callee, BoundMethod):
+            if isinstance(callee.receiver, Seq) and callee.receiver.kind is dict:  # d.items() and the like
+                if args or kwargs:
+                    raise Unsupported(f"dict.{callee.name} takes no arguments", node)
+                return DICT_VIEWS[callee.name](callee.receiver)
             if isinstance(callee.receiver, Seq):  # list.append
                 if len(args) != 1 or kwargs:
                     raise Unsupported("list.append takes exactly one argument", node)
@@ -643,6 +654,10 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
             return self._print(args, kwargs, node)
         if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
             return self._isinstance(args[0], args[1], node)
+        if isinstance(fn, grad_function_type()):
+            return self._grad_call(fn, args, kwargs, node)
+        if self._is_grad_transform(fn) and all(isinstance(a, Known) for a in args + list(kwargs.values())):
+            return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
@@ -688,6 +703,20 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
         finally:
             self.node = saved
 
+    def _profiled_outcomes(self, test: ast.expr) -> Any:
+        """The outcomes (a Counter) the profile saw for the branch test `test`, or None.
+
+        Branches of the compiled function itself are profiled; so are those of
+        functions being differentiated and their callees (profiler.py), where
+        a branch must be speculated to be differentiated at all.
+        """
+        if self.profile is None:
+            return None
+        if self.frame.fn is self.fn:
+            return self.profile.branch(test)
+        callee = self.profile.callees.get(self.frame.fn.__code__) if self.differentiating else None
+        return callee.branch(test) if callee is not None else None
+
     # Guards --------------------------------------------------------------------------
 
     def _site(self, node: ast.AST | None) -> str:
@@ -711,6 +740,8 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
         if isinstance(value, Seq):
             if value.source is not None:
                 return R.Input(value.source)  # the caller's own tuple or list (never mutated here)
+            if value.kind not in (tuple, list, dict):
+                raise Unsupported(f"returning or printing a {value.kind.__name__} view is not supported yet")
             return R.Node(value.kind, tuple(self._result_tree(v, leaves) for v in value.items))
         if isinstance(value, Tensor):
             if value.source is not None:
@@ -751,6 +782,24 @@ class GraphGenerator(BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
                                    for c in flat):
             raise Unsupported("isinstance with classes that are not plain compile-time types", node)
         return Known(issubclass(pytype, flat))
+
+
+# Dicts computed by the graph (gradients of dict arguments) are Seqs of kind
+# dict holding (key, value) pairs, keys Known, in insertion order.
+# Their views are Seqs of kind dict_keys etc.: they can be iterated, not returned.
+DICT_VIEWS = {
+    "keys": lambda d: Seq(tuple(p.items[0] for p in d.items), type({}.keys())),
+    "values": lambda d: Seq(tuple(p.items[1] for p in d.items), type({}.values())),
+    "items": lambda d: Seq(d.items, type({}.items())),
+}
+
+
+def _dict_item(d: Seq, key: Any, node: ast.AST) -> Any:
+    for pair in d.items:
+        k = pair.items[0].value
+        if type(k) is type(key) and k == key:
+            return pair.items[1]
+    raise Unsupported(f"key {key!r} of a computed dict (the interpreter raises KeyError)", node)
 
 
 def _is_value(v: Any) -> bool:

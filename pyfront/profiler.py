@@ -8,6 +8,14 @@ expression and `while` test. Sites are recorded by running an instrumented
 copy of the function: its AST with each interesting expression wrapped in an
 observer call that returns the value unchanged, compiled with the original
 globals and closure cells, so the call has the interpreter's semantics.
+
+Inside differentiated functions. Compiled code can differentiate only
+speculated branches (autodiff/ir_ad.py), so the profiler also sees inside the
+function `f` of each `pyfront.grad(f)` / `value_and_grad(f)` call the profiled
+function makes, and inside the plain Python functions `f` calls, directly or
+recursively: the callee of every call passes through a hook that swaps such a
+function (or a GradFunction's `f`) for an instrumented copy recording into
+`profile.callees[its code object]`. Other callees are called unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from pyfront.graphgen import parse_function
 _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
 _INNER = "__pyfront_instrumented__"
+_CALLEE = "__pyfront_callee__"
 _MAX_VALUES = 8
 
 
@@ -83,6 +92,8 @@ class Profile:
     branches: dict[tuple, Counter] = field(default_factory=dict)  # site key of the test -> outcomes
     instrumented: bool = True
     note: str = ""
+    # Functions called while being differentiated (see the module docstring), by code object.
+    callees: dict[types.CodeType, Profile] = field(default_factory=dict)
 
     def site(self, node: ast.AST) -> Observation | None:
         return self.sites.get(_site_key(node))
@@ -124,6 +135,7 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        node.func = ast.copy_location(ast.Call(ast.Name(_CALLEE, ast.Load()), [node.func], []), node.func)
         return self._wrap(node)
 
     def _wrap_test(self, node: ast.If | ast.IfExp | ast.While) -> ast.AST:
@@ -145,8 +157,11 @@ class _Instrument(ast.NodeTransformer):
         return node
 
 
-def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
-    """A copy of `fn` that records its sites into `profile`; same globals, closure and defaults."""
+def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any], Any]) -> Callable:
+    """A copy of `fn` that records its sites into `profile`; same globals, closure and defaults.
+
+    `callee(f)` gives what the copy calls when its code calls `f`.
+    """
     from pyfront.graphgen import _assigned_names
 
     node = parse_function(fn)
@@ -160,7 +175,7 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
     freevars = fn.__code__.co_freevars
     factory = ast.FunctionDef(
         name="__pyfront_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER, _BRANCH) + freevars],
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER, _BRANCH, _CALLEE) + freevars],
                            kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
         decorator_list=[],
@@ -186,10 +201,14 @@ def instrument(fn: types.FunctionType, profile: Profile) -> Callable:
 
     cells[_OBSERVER] = types.CellType(observe)
     cells[_BRANCH] = types.CellType(branch)
+    cells[_CALLEE] = types.CellType(callee)
     closure = tuple(cells[name] for name in inner.co_freevars)
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
+
+
+_UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError)
 
 
 class Profiler:
@@ -198,12 +217,43 @@ class Profiler:
     def __init__(self, fn: types.FunctionType):
         self.fn = fn
         self.profile = Profile()
+        self._copies: dict[types.FunctionType, Callable] = {}  # differentiated callee -> its instrumented copy
         try:
-            self._instrumented = instrument(fn, self.profile)
-        except (Unsupported, SyntaxError, StopIteration, ValueError, KeyError) as e:
+            self._instrumented = instrument(fn, self.profile, self._grad_callee)
+        except _UNINSTRUMENTABLE as e:
             self._instrumented = fn
             self.profile.instrumented = False
             self.profile.note = f"site profiling unavailable: {e}"
+
+    def _grad_callee(self, f: Any) -> Any:
+        """What the profiled function calls for `f`: a GradFunction over an instrumented copy of its function."""
+        from pyfront.autodiff import GradFunction
+
+        if type(f) is GradFunction and isinstance(f.fn, types.FunctionType):
+            return GradFunction(self._copy(f.fn), f.argnums, f.value_and_grad)
+        return f
+
+    def _differentiated_callee(self, f: Any) -> Any:
+        """What a function being differentiated calls for `f`: plain Python functions are instrumented too."""
+        if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
+            return types.MethodType(self._copy(f.__func__), f.__self__)
+        if isinstance(f, types.FunctionType):
+            return self._copy(f)
+        return self._grad_callee(f)
+
+    def _copy(self, f: types.FunctionType) -> Callable:
+        copy = self._copies.get(f)
+        if copy is None:
+            if hasattr(f, "__wrapped__") or "__class__" in f.__code__.co_freevars:
+                copy = f  # a decorator's wrapper (its source is not its code), or a method using super()
+            else:
+                try:
+                    copy = instrument(f, self.profile.callees.setdefault(f.__code__, Profile()),
+                                      self._differentiated_callee)
+                except _UNINSTRUMENTABLE:
+                    copy = f  # called as is; its branches stay unprofiled (not speculated)
+            self._copies[f] = copy
+        return copy
 
     def run(self, args: tuple, kwargs: dict) -> Any:
         """Run one call in the interpreter, recording arguments and sites."""

@@ -26,6 +26,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
+from pyfront.grad_calls import grad_function_type
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard
 from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, is_constant
 from pyfront.values import BoundMethod, Known, Obj, Tensor
@@ -141,7 +142,7 @@ class StateMixin:
         if seen is not None and not seen.stable and is_constant(value):
             # Specializing on a value that changed between profiled calls would recompile every call.
             raise Unsupported(f"{path} changed between profiled calls ({seen.summary()})", node)
-        if uncompiled(value) is not value:  # a pyfront.compile'd function: inlined when called
+        if uncompiled(value) is not value or type(value) is grad_function_type():  # inlined when called
             self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
             return Known(value)
         if not is_constant(value) and not isinstance(value, np.generic):
