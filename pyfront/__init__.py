@@ -10,6 +10,8 @@
     mlp(x, w1, b1, w2)          # the first calls run in the interpreter and are profiled
     mlp(x, w1, b1, w2)          # later calls run compiled code guarded by what was observed
     print(pyfront.explain(mlp)) # which variants exist, their guards, why anything ran interpreted
+
+    dw = pyfront.grad(lambda w: np.sum(np.tanh(x @ w) ** 2))(w)  # gradients of plain NumPy code
 """
 
 import os as _os
@@ -33,8 +35,13 @@ _EXPORTS = {
     "load": "pyfront.runtime.aot",
     "Config": "pyfront.config",
     "Unsupported": "pyfront.errors",
+    "grad": "pyfront.autodiff",
+    "value_and_grad": "pyfront.autodiff",
 }
-__all__ = ["CompiledFunction", "Config", "Unsupported", "compile", "explain", "export", "load"]
+__all__ = [
+    "CompiledFunction", "Config", "Unsupported", "compile", "explain", "export", "grad", "load",
+    "value_and_grad",
+]
 __version__ = "0.1.0"
 
 
