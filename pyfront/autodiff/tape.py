@@ -439,8 +439,8 @@ def _reduction(func, a, axis=None, dtype=None, out=None, keepdims=False, **rest)
 
 @_implements(np.var, np.std)
 def _var(func, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
-    """mean((a - mean(a))**2), its square root for std; the value is NumPy's own."""
-    _no_extras(func, dtype=dtype, out=out, ddof=ddof, **rest)
+    """mean((a - mean(a))**2) (how NumPy computes it), its square root for std."""
+    _no_extras(func, dtype=dtype, out=out, ddof=ddof or None, **rest)
     axes = tuple(_axes(axis, np.ndim(unbox(a))))
     centered = a - np.mean(a, axis=axes, keepdims=True)
     variance = np.mean(centered * centered, axis=axes, keepdims=keepdims)
