@@ -106,6 +106,15 @@ CASES: list[Case] = [
     _c("slice", (4, 5), offsets=(1, 0), sizes=(0, -1), strides=(1, 1)),
     _c("take", (3, 4), (), dtypes=("float64", "int64")),
     _c("take", (3,), (), dtypes=("float64", "int64")),
+    # DL primitives (nn.py); index operands are drawn from -5..5, in range of 6 rows.
+    _c("conv2d", (2, 2, 5, 4), (3, 2, 3, 2), strides=(2, 1), padding=(1, 1)),
+    _c("conv2d_input_grad", (2, 3, 3, 5), (3, 2, 3, 2), input_hw=(5, 4), strides=(2, 1), padding=(1, 1)),
+    _c("conv2d_filter_grad", (2, 2, 5, 4), (2, 3, 3, 5), kernel=(3, 2), strides=(2, 1), padding=(1, 1)),
+    _c("max_pool2d", (2, 2, 5, 4), kernel=(2, 2), strides=(1, 2), padding=(1, 0)),
+    _c("avg_pool2d", (2, 2, 5, 4), kernel=(3, 2), strides=(2, 2), padding=(1, 1)),
+    _c("avg_pool2d_grad", (2, 2, 3, 3), input_hw=(5, 4), kernel=(3, 2), strides=(2, 2), padding=(1, 1)),
+    _c("embedding", (6, 3), (2, 3), dtypes=("float64", "int64")),
+    _c("embedding_grad", (2, 3, 5), (2, 3), dtypes=("float64", "int64"), num_rows=6),
 ]
 
 # Not-differentiable primitives on float operands: every cotangent is None.
@@ -243,6 +252,9 @@ DYNAMIC_CASES = [
     _c("slice", (None, 6), offsets=(0, 1), sizes=(-1, 2), strides=(1, 2)),
     _c("concatenate", (2, 3), (None, 3), axis=0),
     _c("broadcast_to", (1, 4), shape=(3, -1)),
+    _c("conv2d", (None, 2, 5, 4), (3, 2, 3, 2), strides=(1, 1), padding=(1, 1)),
+    _c("max_pool2d", (None, 2, 4, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
+    _c("embedding", (6, 3), (None, 3), dtypes=("float64", "int64")),
 ]
 
 

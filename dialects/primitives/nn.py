@@ -527,12 +527,13 @@ MAX_POOL2D = primitive(
     impl=_max_pool2d, shape_rule=_pool_shape, dtype_rule=same_dtype, lower=_lower_max_pool2d, arity=1,
     params=WINDOW, operand_rule=_floats_agree, vjp=_max_pool2d_vjp,
 )
-# Not differentiable again: its derivative in ct would need a "gather at the first max" primitive.
 MAX_POOL2D_GRAD = primitive(
     "max_pool2d_grad",
     "The gradient of max_pool2d: each window's cotangent added at the window's first maximum.",
     impl=_max_pool2d_grad, shape_rule=_max_pool_grad_shape, dtype_rule=same_dtype,
     lower=_lower_max_pool2d_grad, arity=2, params=WINDOW, operand_rule=_floats_agree,
+    vjp=bind.NotDifferentiable("second derivatives through max pooling are not supported: the derivative "
+                               "in the cotangent needs a gather-at-the-first-maximum primitive"),
 )
 AVG_POOL2D = primitive(
     "avg_pool2d",
