@@ -589,11 +589,6 @@ def _leaf_error(value: Any, path: str) -> TypeError:
     )
 
 
-def _is_leaf(value: Any) -> bool:
-    """A float ndarray, NumPy float scalar or Python float (not a Box)."""
-    return _is_float(value)
-
-
 def _plain_object(value: Any) -> bool:
     return hasattr(value, "__dict__") and not isinstance(
         value, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
@@ -605,7 +600,7 @@ Rebuild = Callable[[dict[int, np.ndarray]], Any]  # cotangents by node -> a grad
 
 def _box(tape: Tape, value: Any, path: str, in_object: bool, visiting: set[int]) -> tuple[Any, Rebuild]:
     """`value` with its float leaves boxed, and how to build its gradient from the cotangents."""
-    if _is_leaf(value):
+    if _is_float(value):
         leaf = tape.leaf(value)
         return leaf, lambda cts: _like(value, cts.get(leaf.node))
     if isinstance(value, Box):
@@ -639,7 +634,7 @@ def _box_object(tape: Tape, obj: Any, path: str, visiting: set[int]) -> tuple[An
 
 def _has_float(value: Any, seen: set[int]) -> bool:
     """Whether an attribute holds float leaves (in containers and objects): what objects differentiate."""
-    if _is_leaf(value):
+    if _is_float(value):
         return True
     if id(value) in seen:
         return False
@@ -693,9 +688,9 @@ def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[
     try:
         out = fn(*call_args, **kwargs)
         value = _scalar_output(out)
-        if isinstance(out, Box):
-            _tape_of([out])
-        cts = tape.backward(out) if isinstance(out, Box) and out.tape is tape else {}
+        if isinstance(out, Box) and _tape_of([out]) is not tape:
+            raise GradError("pyfront.grad: nested gradients (higher-order derivatives) are not supported")
+        cts = tape.backward(out) if isinstance(out, Box) else {}
     finally:
         tape.active = False
     grads = tuple(rebuild(cts) for rebuild in rebuilds)
