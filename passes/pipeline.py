@@ -1,9 +1,70 @@
-"""The canonical pipeline the JIT runs between graph generation and IREE."""
+"""The JIT pipeline between graph generation and IREE, and how a caller changes it.
+
+`JIT_PIPELINE` is the default, in order. `REQUIRED` passes lower what IREE
+cannot read (Python state, guards, pyfront array ops): a pipeline without one
+of them cannot run, so `check_pipeline` rejects it. The others (`OPTIONAL`)
+only make the program faster and may be left out, e.g. for an ablation:
+
+    Config(passes=without("unroll", "fuse"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pyfront.passes.registry import all_passes
 
 JIT_PIPELINE: tuple[str, ...] = (
     "lower-deferred-state",
+    "unroll",
+    "specialize",
+    "hoist-entry-guards",
     "lower-guards",
     "lower-to-linalg",
     "canonicalize",
     "cse",
 )
+
+REQUIRED: tuple[str, ...] = ("lower-deferred-state", "lower-guards", "lower-to-linalg")
+# `fuse` is not in the default: measured, it never lowered IREE's dispatch count
+# (IREE's own dispatch formation already fuses elementwise chains into their
+# matmul), it raised it for softmax (1 -> 2), and on the unrolled LSTM of
+# bench/ablation.py IREE rejects the fused module ("large vector sizes").
+OPTIONAL: tuple[str, ...] = tuple(p for p in JIT_PIPELINE if p not in REQUIRED) + ("fuse",)
+WITH_FUSION: tuple[str, ...] = JIT_PIPELINE + ("fuse",)
+
+# AOT artifacts check guards only in the graph (their manifest has no host-side
+# shape expressions), so export keeps every guard in the graph.
+EXPORT_PIPELINE: tuple[str, ...] = tuple(p for p in JIT_PIPELINE if p != "hoist-entry-guards")
+
+
+def check_pipeline(names: Iterable[str]) -> tuple[str, ...]:
+    """`names` as a pipeline tuple; raises ValueError for an unknown or a missing required pass."""
+    if isinstance(names, str):
+        raise ValueError(f"passes must be a sequence of pass names, not the string {names!r}")
+    names = tuple(names)
+    known = {p.name for p in all_passes()}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown pass {unknown[0]!r} (known passes: {', '.join(sorted(known))})")
+    missing = [n for n in REQUIRED if n not in names]
+    if missing:
+        raise ValueError(
+            f"the pipeline must contain the lowering passes {', '.join(REQUIRED)} "
+            f"(missing: {', '.join(missing)}); only {', '.join(OPTIONAL)} can be left out")
+    return names
+
+
+def without(*names: str) -> tuple[str, ...]:
+    """The default pipeline plus `fuse`, minus the named optional passes."""
+    return check_pipeline(p for p in WITH_FUSION if p not in set(_optional(names)))
+
+
+def _optional(names: Iterable[str]) -> tuple[str, ...]:
+    names = tuple(names)
+    for n in names:
+        if n in REQUIRED:
+            raise ValueError(f"{n!r} is a required lowering pass and cannot be left out")
+        if n not in OPTIONAL:
+            raise ValueError(f"{n!r} is not an optional pass of the JIT pipeline (optional: {', '.join(OPTIONAL)})")
+    return names

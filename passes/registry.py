@@ -53,16 +53,29 @@ def all_passes() -> list[PassInfo]:
 def _load_all() -> None:
     # Importing the pass modules registers them.
     from pyfront.passes import (  # noqa: F401
-        differentiate,
+        fuse,
+        hoist_entry_guards,
         lower_deferred_state,
         lower_guards,
         lower_to_linalg,
+        specialize,
+        unroll,
         upstream,
     )
 
 
-def run_passes(module: ir.Module, names: list[str]) -> None:
-    """Run the named passes, in order, in one PassManager on `module`."""
+def run_passes(module: ir.Module, names: list[str],
+               after_each: Callable[[int, str, ir.Module], None] | None = None) -> None:
+    """Run the named passes, in order, in one PassManager on `module`.
+
+    With `after_each`, each pass runs in a PassManager of its own and
+    `after_each(i, name, module)` sees the module after the i-th pass (IR dumps).
+    """
+    if after_each is not None:
+        for i, name in enumerate(names):
+            run_passes(module, [name])
+            after_each(i, name, module)
+        return
     pm = passmanager.PassManager("builtin.module", context=module.context)
     errors: list[BaseException] = []
     for name in names:

@@ -179,7 +179,8 @@ def _lower(fn, args: tuple, relaxed: dict):
     """Graph generation and the JIT pipeline; refuses what an artifact cannot honour."""
     from pyfront.dialects.mlir import ir
     from pyfront.graphgen import generate
-    from pyfront.passes import JIT_PIPELINE, run_passes
+    from pyfront.passes import run_passes
+    from pyfront.passes.pipeline import EXPORT_PIPELINE
     from pyfront.passes.funcs import functions, input_paths, output_paths
 
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
@@ -205,7 +206,7 @@ def _lower(fn, args: tuple, relaxed: dict):
         paths = ", ".join(p for p, _ in graph.commits)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
     with graph.context:
-        run_passes(graph.module, list(JIT_PIPELINE))
+        run_passes(graph.module, list(EXPORT_PIPELINE))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         inputs, outputs = input_paths(f), output_paths(f)
         guards = [dict(zip(("kind", "site", "reason"), (ir.StringAttr(s).value for s in ir.ArrayAttr(g))))

@@ -4,6 +4,13 @@
     PYFRONT_MAX_VARIANTS    compiled variants kept per function (default 8)
     PYFRONT_BACKEND         default backend (default "cpu")
     PYFRONT_DISABLE         "1" runs every call in the interpreter
+    PYFRONT_DUMP_DIR        a folder: the IR after each pipeline stage is written there
+                            (see runtime/jit.py and docs/compile.md)
+
+`passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
+otherwise a sequence of registered pass names, run in that order, that must
+contain the required lowering passes (passes.pipeline.REQUIRED). An unknown
+name or a missing required pass raises ValueError naming them.
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ class Config:
     passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
 
     def __post_init__(self) -> None:
+        if self.passes is not None:
+            from pyfront.passes.pipeline import check_pipeline
+
+            object.__setattr__(self, "passes", check_pipeline(self.passes))
         if self.profile_calls < 1:
             raise ValueError("profile_calls must be at least 1")
         if self.max_variants < 1:

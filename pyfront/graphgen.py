@@ -402,8 +402,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
             return
         if node.orelse:
             raise Unsupported("for/else is not supported yet", node)
-        if isinstance(iterable, Known) and type(iterable.value) is range and len(iterable.value) > MAX_STATIC_UNROLL:
-            self._for_range(node, iterable.value)
+        if isinstance(iterable, Known) and type(iterable.value) is range and self.range_loop(node, iterable.value):
             return
         if isinstance(iterable, Known):
             try:

@@ -5,11 +5,15 @@ Argument types/dtypes/shapes/values are covered by the dispatch key
 depends on: the identity of globals, closure cells and module or class
 attributes that were compiled as constants, and the type/dtype/shape of state
 (attributes, globals) that the compiled code reads at call time, and that objects
-written through deferred stores alias each other as at compile time.
+written through deferred stores alias each other as at compile time. And the
+in-graph guards that the `hoist-entry-guards` pass moved out of the graph
+because they only read the shapes of the compiled function's inputs
+(`ShapeGuard`: checked on the host once the inputs are read, before the call).
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,3 +100,41 @@ class AliasGuard:
 
     def describe(self) -> str:
         return f"objects at {', '.join(map(str, self.paths))} alias as at compile time"[:160]
+
+
+# Shape guards hoisted out of the graph (passes/hoist_entry_guards.py) ------------
+
+# An expression over the compiled function's inputs, as nested lists (JSON in the IR):
+# ["dim", input index, axis] | ["const", int] | [predicate, a, b] | ["and", a, b].
+SHAPE_PREDICATES = {
+    "eq": operator.eq, "ne": operator.ne, "slt": operator.lt,
+    "sle": operator.le, "sgt": operator.gt, "sge": operator.ge,
+}
+
+
+def evaluate_shape_expr(expr: list, inputs: list) -> int | bool:
+    head = expr[0]
+    if head == "dim":
+        return inputs[expr[1]].shape[expr[2]]
+    if head == "const":
+        return expr[1]
+    if head == "and":
+        return evaluate_shape_expr(expr[1], inputs) and evaluate_shape_expr(expr[2], inputs)
+    return SHAPE_PREDICATES[head](evaluate_shape_expr(expr[1], inputs), evaluate_shape_expr(expr[2], inputs))
+
+
+@dataclass(frozen=True, eq=False)
+class ShapeGuard:
+    """An in-graph guard that only reads the inputs' shapes, checked on the host before the call.
+
+    It fails exactly when the in-graph guard would (same condition on the same
+    inputs) and is reported the same way (kind, site, reason): a deopt.
+    """
+
+    expr: list
+    kind: str
+    site: str
+    reason: str
+
+    def holds_for(self, inputs: list) -> bool:
+        return bool(evaluate_shape_expr(self.expr, inputs))

@@ -1,22 +1,34 @@
-"""Loops the generator does not unroll, as a mixin of the graph generator.
+"""Loops as real loops (scf.for / scf.while), as a mixin of the graph generator.
 
-Loops over compile-time values (`for i in range(4)`, a `while` on a constant
-test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations. Two
-kinds become real loops:
+Which loops become what:
+- `for i in range(a, b, s)` (s > 0, at least one iteration) whose body only
+  computes arrays: `scf.for` with a constant trip count, where `i` may index
+  the first axis of arrays long enough (`x[i]`). The `unroll` pass
+  (passes/unroll.py) unrolls it within its budget; the trip count is fixed
+  by the variant's key (the value of `n` in `range(n)`), so it needs no guard.
+- a `for i in range(...)` whose body cannot be an scf.for because it works on
+  Python objects (appends to a list, indexes a tuple or list with `i`, uses
+  `i` in Python arithmetic, branches on compile-time values derived from `i`,
+  break/continue, stores, guards, prints) is unrolled here, by the generator,
+  up to MAX_STATIC_UNROLL iterations: `i` must then be a compile-time int.
+  The generator first tries the scf.for and, when the body turns out to need
+  Python values, discards it (`_try_range_loop`) and unrolls.
+- other loops over compile-time values (tuples, lists, a `while` on a constant
+  test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations;
 - a `while` on a computed condition (iterate until converged): `scf.while`;
 - a `for` over the rows of an array whose length varies between calls (a
-  relaxed, dynamic first dim): `scf.for`;
-- a `for i in range(n)` longer than the unroll budget: `scf.for`, where `i`
-  may index the first axis of arrays at least n long (`x[i]`).
+  relaxed, dynamic first dim): `scf.for`.
 The loop-carried values are the variables the body assigns, which must be
 computed arrays or scalars of one type and shape on every iteration. Guards,
-stores, prints and list growth inside such loops are not supported yet (the
-call then runs in the interpreter); state is read once, before the loop.
+stores, prints and list growth inside real loops are not supported yet (the
+call then runs in the interpreter, or the range loop is unrolled here); state
+is read once, before the loop.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 
 import numpy as np
 
@@ -85,26 +97,56 @@ class LoopMixin:
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
         upper = emit.dim(rows.value, 0)
-        self._scf_for(node, upper, lambda i: self._row(rows, i))
+        self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1))
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
         self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
 
+    def range_loop(self, node: ast.For, steps: range) -> bool:
+        """`for i in range(...)` as an scf.for; False when the generator must unroll it instead."""
+        if steps.step < 0 or not len(steps):
+            if len(steps) > MAX_STATIC_UNROLL:
+                raise Unsupported("long loops over ranges with a negative step are not supported yet", node)
+            return False
+        if len(steps) > MAX_STATIC_UNROLL:
+            self._for_range(node, steps)  # too long to unroll here: a real loop or nothing
+            return True
+        if self.hoist_points or node.orelse:
+            return False  # inside a real loop or a branch on a computed value: keep unrolling here
+        return self._try_range_loop(node, steps)
+
+    def _try_range_loop(self, node: ast.For, steps: range) -> bool:
+        """Build the scf.for; if the body needs Python values, undo everything it built."""
+        block = ir.InsertionPoint.current.block
+        ops_before = {op.operation for op in block.operations}
+        saved = {name: copy.copy(value) for name, value in vars(self).items()
+                 if isinstance(value, (list, dict, set))}
+        envs = [(frame, dict(frame.env)) for frame in self.frames]
+        try:
+            self._for_range(node, steps)
+            return True
+        except Unsupported:
+            for op in reversed([op.operation for op in block.operations]):
+                if op not in ops_before:
+                    op.erase()
+            vars(self).update(saved)
+            for frame, env in envs:
+                frame.env = env
+            return False
+
     def _for_range(self, node: ast.For, steps: range) -> None:
-        """`for i in range(n)` beyond the unroll budget: scf.for with `i` as a loop counter."""
-        if steps.start != 0 or steps.step != 1:
-            raise Unsupported("long loops over ranges with a start or step are not supported yet", node)
+        """`for i in range(a, b, s)` (s > 0): scf.for with `i` as a loop counter."""
 
         def counter(i: ir.Value) -> Tensor:
             value = Tensor(_as_int64(i), int)
-            self.loop_counters[id(value)] = steps.stop
+            self.loop_counters[id(value)] = steps[-1] + 1  # arrays indexed by i need this length
             return value
 
-        self._scf_for(node, emit.index(steps.stop), counter)
-        self.frame.env[node.target.id] = Known(steps.stop - 1)
+        self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
+        self.frame.env[node.target.id] = Known(steps[-1])
 
-    def _scf_for(self, node: ast.For, upper: ir.Value, target) -> None:
-        """scf.for from 0 to `upper`; `target(i)` is the loop variable's value in iteration i."""
+    def _scf_for(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value) -> None:
+        """scf.for from `lower` to `upper` by `step`; `target(i)` is the loop variable's value in iteration i."""
         _reject_jumps(node)
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
@@ -115,7 +157,7 @@ class LoopMixin:
                 raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
         inits = [env[n] for n in names]
         before = dict(env)
-        loop = scf.ForOp(emit.index(0), upper, emit.index(1), [t.value for t in inits])
+        loop = scf.ForOp(lower, upper, step, [t.value for t in inits])
         if not self.hoist_points:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
         try:

@@ -1,20 +1,34 @@
-"""From a call to a runnable variant: graph generation, the pass pipeline, IREE."""
+"""From a call to a runnable variant: graph generation, the pass pipeline, IREE.
+
+The pipeline is `config.passes` (checked by passes.pipeline.check_pipeline) or
+the default JIT_PIPELINE. With PYFRONT_DUMP_DIR set, the IR of every compiled
+variant is written after each stage: `<dir>/<function>/<n>-<key>/00-pyfront.mlir`
+(the graph generator's output), then `01-<first pass>.mlir`, ... one file per
+pass, numbered in pipeline order (n counts compilations in this process).
+"""
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
 from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
+from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.variant import GuardInfo, Variant
 
 from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
+from pyfront.guards import ShapeGuard
 from pyfront.specialize import describe_key
 
 
@@ -35,11 +49,17 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
     graph = generate(fn, args, kwargs, profile, relaxed)
     with graph.context:
         pyfront_ir = str(graph.module)
-        run_passes(graph.module, list(config.passes or JIT_PIPELINE))
+        passes = list(config.passes or JIT_PIPELINE)
+        run_passes(graph.module, passes, _dumper(fn, key, pyfront_ir))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         ins, outs = input_paths(f), output_paths(f)
-        guards = [GuardInfo(*(ir.StringAttr(s).value for s in ir.ArrayAttr(g)))
-                  for g in (ir.ArrayAttr(f.attributes["pyfront.guards"]) if "pyfront.guards" in f.attributes else [])]
+        guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
+        # Guards hoisted to the host keep their place among the graph's guards
+        # (after the flagged ones), so explain and relaxation treat them alike.
+        hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
+                    ShapeGuard(json.loads(expr), kind, site, reason))
+                   for kind, site, reason, expr in _string_lists(f, ENTRY_GUARDS)]
+        guards += [info for info, _ in hoisted]
         lowered = str(graph.module)
     del graph.module
     try:
@@ -60,6 +80,31 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         identity_guards=graph.identity_guards, state_guards=graph.state_guards,
         graph_guards=guards, pyfront_ir=pyfront_ir,
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
-        commits=graph.commits,
+        commits=graph.commits, hoisted_guards=hoisted,
     )
+
+
+def _string_lists(f, name: str) -> list[list[str]]:
+    if name not in f.attributes:
+        return []
+    return [[ir.StringAttr(s).value for s in ir.ArrayAttr(g)] for g in ir.ArrayAttr(f.attributes[name])]
+
+
+_compilations = itertools.count()
+
+
+def _dumper(fn, key: Any, pyfront_ir: str):
+    """The `after_each` hook writing one file per stage under PYFRONT_DUMP_DIR, or None."""
+    root = os.environ.get("PYFRONT_DUMP_DIR")
+    if not root:
+        return None
+    name = re.sub(r"[^\w.-]+", "_", describe_key(key)).strip("_")[:80]
+    folder = Path(root) / re.sub(r"[^\w.-]+", "_", fn.__qualname__) / f"{next(_compilations)}-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "00-pyfront.mlir").write_text(pyfront_ir)
+
+    def dump(i: int, pass_name: str, module) -> None:
+        (folder / f"{i + 1:02d}-{pass_name}.mlir").write_text(str(module))
+
+    return dump
 

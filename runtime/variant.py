@@ -35,6 +35,7 @@ class GuardInfo:
     site: str
     reason: str
     failures: int = 0
+    where: str = "in-graph"
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Variant:
     cache_hit: bool
     effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
+    hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
@@ -104,9 +106,14 @@ class Variant:
                 return Deopt("state", g.site, f"reading state raised {type(e).__name__}")
             if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
-        # A function whose results are all inputs, views or constants needs no device call.
         try:
-            outputs = self.invoke([resolve(args) for resolve in self._inputs]) if self.output_paths else []
+            inputs = [resolve(args) for resolve in self._inputs]
+            for info, g in self.hoisted_guards:  # in-graph guards moved to the host: the same deopt
+                if not g.holds_for(inputs):
+                    info.failures += 1
+                    return Deopt(g.kind, g.site, g.reason)
+            # A function whose results are all inputs, views or constants needs no device call.
+            outputs = self.invoke(inputs) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
@@ -143,5 +150,5 @@ class Variant:
     def describe_guards(self) -> list[str]:
         lines = [f"{g.site}: {g.describe()}" for g in self.identity_guards]
         lines += [f"{g.site}: {g.describe()}" for g in self.state_guards]
-        lines += [f"{g.site}: [{g.kind}] {g.reason} (in-graph, failed {g.failures}x)" for g in self.graph_guards]
+        lines += [f"{g.site}: [{g.kind}] {g.reason} ({g.where}, failed {g.failures}x)" for g in self.graph_guards]
         return lines

@@ -1,0 +1,82 @@
+// RUN: pyfront-opt %s --split-input-file --unroll | filecheck %s
+// RUN: env PYFRONT_UNROLL_BUDGET=4 pyfront-opt %s --split-input-file --unroll | filecheck %s --check-prefix=BUDGET
+
+/// `for t in range(3): h = np.tanh(h + x[t])` as the front end emits it: an
+/// scf.for with constant bounds (the trip count is fixed by the variant's key,
+/// `range(3)`, so it needs no in-graph guard). Unrolled: three copies of the
+/// body, in order, each with its counter as a constant, chained through `h`.
+
+// CHECK-LABEL: func.func @rnn
+// CHECK-NOT:     scf.for
+// CHECK:         %[[I0:.*]] = arith.constant 0 : index
+// CHECK:         %[[T0:.*]] = "pyfront.take"(%arg1, %{{.*}})
+// CHECK:         %[[A0:.*]] = "pyfront.add"(%arg0, %[[T0]])
+// CHECK:         %[[H1:.*]] = "pyfront.tanh"(%[[A0]])
+// CHECK:         %[[I1:.*]] = arith.constant 1 : index
+// CHECK:         %[[A1:.*]] = "pyfront.add"(%[[H1]], %{{.*}})
+// CHECK:         %[[H2:.*]] = "pyfront.tanh"(%[[A1]])
+// CHECK:         %[[I2:.*]] = arith.constant 2 : index
+// CHECK:         %[[A2:.*]] = "pyfront.add"(%[[H2]], %{{.*}})
+// CHECK:         %[[H3:.*]] = "pyfront.tanh"(%[[A2]])
+// CHECK-NOT:     "pyfront.tanh"
+// CHECK:         return %[[H3]]
+
+/// Over budget (3 iterations x 6 body ops > 4), the loop stays.
+// BUDGET-LABEL: func.func @rnn
+// BUDGET:         scf.for
+// BUDGET-COUNT-1: "pyfront.tanh"
+func.func @rnn(%h0: tensor<4xf32>, %x: tensor<3x4xf32>) -> tensor<4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 3 : index
+  %st = arith.constant 1 : index
+  %h = scf.for %i = %lb to %ub step %st iter_args(%h1 = %h0) -> (tensor<4xf32>) {
+    %i64 = arith.index_cast %i : index to i64
+    %it = tensor.from_elements %i64 : tensor<i64>
+    %xt = "pyfront.take"(%x, %it) : (tensor<3x4xf32>, tensor<i64>) -> tensor<4xf32>
+    %a = "pyfront.add"(%h1, %xt) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t = "pyfront.tanh"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %t : tensor<4xf32>
+  }
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+/// A start and a step: counters 2 and 5 for `range(2, 7, 3)`.
+
+// CHECK-LABEL: func.func @strided
+// CHECK-NOT:     scf.for
+// CHECK:         arith.constant 2 : index
+// CHECK:         "pyfront.exp"
+// CHECK:         arith.constant 5 : index
+// CHECK:         "pyfront.exp"
+// CHECK-NOT:     "pyfront.exp"
+func.func @strided(%h0: tensor<4xf32>) -> tensor<4xf32> {
+  %lb = arith.constant 2 : index
+  %ub = arith.constant 7 : index
+  %st = arith.constant 3 : index
+  %h = scf.for %i = %lb to %ub step %st iter_args(%h1 = %h0) -> (tensor<4xf32>) {
+    %i64 = arith.index_cast %i : index to i64
+    %e = "pyfront.exp"(%h1) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %e : tensor<4xf32>
+  }
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+/// A loop over a dynamic dim (`for row in x` with a relaxed first dim) has
+/// no constant trip count and stays a loop.
+
+// CHECK-LABEL: func.func @dynamic_trip_count
+// CHECK:         scf.for
+func.func @dynamic_trip_count(%h0: tensor<4xf32>, %x: tensor<?x4xf32>) -> tensor<4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = tensor.dim %x, %lb : tensor<?x4xf32>
+  %st = arith.constant 1 : index
+  %h = scf.for %i = %lb to %ub step %st iter_args(%h1 = %h0) -> (tensor<4xf32>) {
+    %e = "pyfront.exp"(%h1) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %e : tensor<4xf32>
+  }
+  return %h : tensor<4xf32>
+}

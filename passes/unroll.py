@@ -1,0 +1,116 @@
+"""unroll: fully unroll `scf.for` loops with a constant trip count, within a budget.
+
+Assumes: loop bounds and step that are `arith.constant` index values (the
+front end emits them for `for i in range(...)`, whose bounds the variant's
+key fixes; see pyfront/loops.py). Loops with other bounds (e.g. a `tensor.dim`
+of a dynamic dim) are left alone.
+
+Guarantees: a loop is replaced by `trip count` copies of its body, in order,
+the induction variable of copy k being the constant `lower + k * step` and
+the iteration arguments of copy k the yielded values of copy k-1; the loop's
+results become the last copy's yields (the initial values for zero
+iterations). Semantics are unchanged: copies run in the loop's order.
+
+Budget: a loop is unrolled only if trip count <= MAX_TRIP_COUNT (256) and
+trip count x ops in its body (nested ops included) <= the budget, by default
+16384 ops, set by the environment variable PYFRONT_UNROLL_BUDGET (read each
+time the pass runs; 0 disables unrolling). Inner loops are unrolled first,
+so an outer loop's size counts its inner loops already unrolled.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pyfront.dialects.mlir import arith, ir
+from pyfront.passes.registry import register_pass
+
+MAX_TRIP_COUNT = 256
+DEFAULT_BUDGET = 16384
+
+
+def budget() -> int:
+    value = os.environ.get("PYFRONT_UNROLL_BUDGET", str(DEFAULT_BUDGET))
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"PYFRONT_UNROLL_BUDGET must be an integer, got {value!r}") from None
+
+
+@register_pass("unroll", "Unroll scf.for loops with a constant trip count (budget: PYFRONT_UNROLL_BUDGET ops).")
+def unroll(module: ir.Operation) -> None:
+    limit = budget()
+    loops: list[ir.Operation] = []
+
+    def collect(op):
+        if op.name == "scf.for":
+            loops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect, ir.WalkOrder.POST_ORDER)  # inner loops first
+    for loop in loops:
+        trip = _trip_count(loop)
+        if trip is not None and trip <= MAX_TRIP_COUNT and trip * _size(loop) <= limit:
+            _unroll(loop, trip)
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+        owner = owner.operation
+    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _trip_count(loop: ir.Operation) -> int | None:
+    lower, upper, step = (_constant_index(loop.operands[i]) for i in range(3))
+    if None in (lower, upper, step) or step <= 0:
+        return None
+    return max(0, -(-(upper - lower) // step))
+
+
+def _size(loop: ir.Operation) -> int:
+    count = 0
+
+    def visit(op):
+        nonlocal count
+        count += 1
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+    return count - 1  # the loop itself
+
+
+def _unroll(loop: ir.Operation, trip: int) -> None:
+    body = loop.regions[0].blocks[0]
+    induction, iter_args = body.arguments[0], list(body.arguments)[1:]
+    lower, step = _constant_index(loop.operands[0]), _constant_index(loop.operands[2])
+    *ops, terminator = list(body.operations)
+    current = list(loop.operands)[3:]
+    index = ir.IndexType.get()
+    for k in range(trip):
+        with ir.InsertionPoint(loop), loop.location:
+            mapping = {induction: arith.constant(index, lower + k * step)}
+            mapping.update(zip(iter_args, current))
+            for op in ops:
+                clone = op.operation.clone(ip=ir.InsertionPoint(loop))
+                _remap(clone, mapping)
+                mapping.update(zip(op.results, clone.results))
+        current = [mapping.get(v, v) for v in terminator.operands]
+    for result, value in zip(loop.results, current):
+        result.replace_all_uses_with(value)
+    loop.erase()
+
+
+def _remap(clone: ir.Operation, mapping: dict) -> None:
+    """Point the clone's operands (and those of ops nested in it) at this copy's values."""
+
+    def visit(op):
+        for i, operand in enumerate(op.operands):
+            new = mapping.get(operand)
+            if new is not None:
+                op.operands[i] = new
+        return ir.WalkResult.ADVANCE
+
+    clone.walk(visit)
