@@ -502,3 +502,16 @@ def test_asarray_returns_the_array_itself():
     out = compiled(x, np.float64(2.0))
     assert out[0] is x and out[2] is not x
     compiled_ran(compiled)
+
+
+# Constant arrays in the graph -----------------------------------------------------
+
+
+def mask_with_constant(x):
+    return x & (np.arange(10) % 3 == 0)  # folded at compile time to a constant
+
+
+def test_mixed_bool_constant_keeps_every_element():
+    x = np.array([True] * 10)
+    compiled = check(mask_with_constant, [(x,), (x,), (~x,)])
+    compiled_ran(compiled)

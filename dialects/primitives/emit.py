@@ -201,10 +201,8 @@ def dense(array: np.ndarray) -> ir.Value:
     t = tensor_type(array.shape, array.dtype)
     if array.size and (array == array.flat[0]).all():
         return arith.constant(t, _dense_splat(array.flat[0], array.dtype, array.shape))
-    if array.dtype == np.bool_:
-        attr = ir.DenseElementsAttr.get(np.packbits(array, bitorder="little"), type=t.element_type, shape=list(array.shape))
-    else:
-        attr = ir.DenseElementsAttr.get(array, type=t.element_type, shape=list(array.shape))
+    # Bool arrays go in unpacked: the bindings pack them to i1 themselves.
+    attr = ir.DenseElementsAttr.get(array, type=t.element_type, shape=list(array.shape))
     return arith.constant(t, attr)
 
 
