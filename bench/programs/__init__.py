@@ -1,0 +1,1 @@
+"""The benchmark programs: one module per program, each defining `PROGRAM` (bench/program.py)."""
