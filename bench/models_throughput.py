@@ -25,7 +25,7 @@ import pyfront
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/ lives at the repository root
 
-from examples.models import MODELS  # noqa: E402
+from examples.models import MODELS
 
 
 def steps_per_second(training, steps: int) -> float:
