@@ -16,9 +16,18 @@ Contract:
   same code on `local-sync`, inline in the calling thread, which costs far
   less per call (no hand-off to worker threads) but uses one core per call;
   "cuda" compiles for `PYFRONT_CUDA_TARGET` (default sm_80; compiling needs
-  no GPU) and runs on IREE's `cuda` driver. `check_available(name)` also
+  no GPU) and runs on IREE's `cuda` driver; "vulkan" compiles SPIR-V for
+  `PYFRONT_VULKAN_TARGET` with `PYFRONT_VULKAN_FEATURES` (defaults: the
+  Android baseline 2022 profile, which uses no subgroup operations, plus
+  Float64 and Int64) and runs on IREE's `vulkan` driver, on whatever device
+  the system's Vulkan loader lists first (`VK_ICD_FILENAMES` selects an ICD,
+  e.g. Mesa's lavapipe; pyfront never sets it). `check_available(name)` also
   creates the backend's device, so a missing driver or GPU fails there, with
   its name, rather than at the first call.
+* `Backend.restrictions` is the one table of what a backend compiles but
+  cannot run correctly; `compile_vmfb` refuses such a module with
+  `BackendRestriction` (naming the reason) before invoking the compiler, so
+  the JIT runs that call in the interpreter instead of giving a wrong answer.
 * `LoadedModule(vmfb, backend="cpu").function(name)` returns a callable
   `f(inputs: list) -> list[np.ndarray]`. Inputs are anything `np.asarray`
   accepts (non-contiguous arrays, NumPy scalars, 0-d arrays); they are copied
@@ -26,7 +35,9 @@ Contract:
   owned by the caller, never views of IREE memory: a result buffer may be a
   constant of the module or be recycled by IREE. `i1` results are NumPy
   bool. The callable keeps its module alive and may be called from several
-  threads at once.
+  threads at once. On Vulkan, whose result buffers are not host-mappable and
+  whose driver imports host memory only in 4096-byte aligned pages, results
+  are copied by the device into page-aligned NumPy memory (one wait per call).
 * One HAL driver, device and VM instance per backend per process, created on
   first use under a lock and shared by all modules.
 * At interpreter exit no `nanobind: leaked ...` lines appear and nothing
@@ -38,6 +49,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import dataclasses
 import functools
 import importlib.metadata
 import os
@@ -56,9 +68,11 @@ from pyfront.runtime import disk_cache
 __all__ = [
     "BACKENDS",
     "Backend",
+    "BackendRestriction",
     "CompileError",
     "CompileResult",
     "LoadedModule",
+    "Restriction",
     "check_available",
     "compile_vmfb",
     "get_backend",
@@ -72,6 +86,15 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class Restriction:
+    """Something a backend compiles but cannot run correctly, found in the lowered module's text."""
+
+    what: str  # e.g. "a tensor dim above 65535"
+    why: str  # the measured reason
+    found: Callable[[str], bool]  # lowered MLIR text -> does the module do it?
+
+
+@dataclass(frozen=True)
 class Backend:
     """How pyfront compiles for and runs on one kind of device."""
 
@@ -79,6 +102,10 @@ class Backend:
     target: str  # IREE target backend (--iree-hal-target-backends)
     driver: str  # IREE HAL driver that runs the compiled module
     flags: tuple[str, ...]  # extra iree-compile flags
+    restrictions: tuple[Restriction, ...] = ()
+    # Results are not host-mappable: the device copies them into host memory
+    # imported with this alignment (in bytes, also of the size); 0: map them.
+    host_import_alignment: int = 0
 
 
 # `-cpu=host` specializes code to this machine's CPU: right for a JIT,
@@ -100,12 +127,68 @@ _CUDA_FLAGS = (
     "--iree-input-demote-f64-to-f32=false",
 )
 
+# SPIR-V for Vulkan. IREE's GPU targets with subgroup operations assume a
+# subgroup size (32 or more) that lavapipe (8) does not have, and their
+# reductions and matmuls come out wrong there (measured); the Android 2022
+# baseline profile uses none. It declares only 32-bit compute and storage, so
+# the features add what lavapipe and desktop GPUs have: Float64, Int64, and
+# 8/16-bit storage (without it IREE packs bool/int8 arrays into 32-bit words,
+# and got elements wrong when a length was not a multiple of 4: measured).
+_VULKAN_8_16_BIT = ("cap:Int8", "cap:Int16", "cap:StorageBuffer8BitAccess", "cap:StorageBuffer16BitAccess",
+                    "ext:SPV_KHR_8bit_storage", "ext:SPV_KHR_16bit_storage")
+_VULKAN_FEATURES = os.environ.get(
+    "PYFRONT_VULKAN_FEATURES", ",".join(("spirv:v1.3", "cap:Shader", "cap:Float64", "cap:Int64", *_VULKAN_8_16_BIT))
+)
+_VULKAN_FLAGS = (
+    f"--iree-vulkan-target={os.environ.get('PYFRONT_VULKAN_TARGET', 'vp_android_baseline_2022')}",
+    f"--iree-vulkan-target-features={_VULKAN_FEATURES}",
+    "--iree-input-demote-f64-to-f32=false",
+    "--iree-input-demote-i64-to-i32=false",
+)
+
+_TENSOR_DIMS = re.compile(r"tensor<((?:[0-9?]+x)+)")
+_VULKAN_MAX_DIM = 65535  # lavapipe's maxComputeWorkGroupCount
+_F64_MATH = re.compile(r"= math\.(\w+) [^\n]*: f64\b")
+# GLSL.std.450 has these for 64-bit floats; exp, log, tanh, sin, ... only for 16/32 bits.
+_SPIRV_F64_MATH = {"absf", "ceil", "copysign", "floor", "fma", "round", "roundeven", "rsqrt", "sqrt", "trunc"}
+_I64_DIVISION = re.compile(r"= arith\.(floordivsi|remsi) [^\n]*: i64\b")
+_NARROW_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*i(1|8|16)>")
+
+
+def _dims(mlir_text: str):
+    for m in _TENSOR_DIMS.finditer(mlir_text):
+        yield from m.group(1).split("x")[:-1]
+
+
+# What the Vulkan backend refuses, measured with IREE 3.13 on lavapipe (Mesa
+# 22.3). Large dims: a sum over an axis of 65536 or more elements returns the
+# sum of its first 65535 (elementwise code over larger arrays is right, but
+# which ops reduce is not visible here, so any dim above the limit is refused,
+# and dynamic dims, which could exceed it). The others fail to compile.
+_VULKAN_RESTRICTIONS = (
+    Restriction("dynamic shapes", "a dynamic dim may exceed 65535, and IREE's SPIR-V reductions over "
+                "an axis longer than that give wrong results", lambda t: any(d == "?" for d in _dims(t))),
+    Restriction(f"a tensor dim above {_VULKAN_MAX_DIM}", "IREE's SPIR-V reductions over an axis longer "
+                f"than {_VULKAN_MAX_DIM} give wrong results",
+                lambda t: any(d != "?" and int(d) > _VULKAN_MAX_DIM for d in _dims(t))),
+    Restriction("float64 exp/log/tanh/sin/cos/pow/...", "SPIR-V's GLSL math functions take only "
+                "16/32-bit floats (use float32 arrays)",
+                lambda t: any(m.group(1) not in _SPIRV_F64_MATH for m in _F64_MATH.finditer(t))),
+    Restriction("int64 // and %", "IREE 3.13 cannot lower int64 floordiv/remainder to SPIR-V",
+                lambda t: _I64_DIVISION.search(t) is not None),
+) + (() if all(f in _VULKAN_FEATURES.split(",") for f in _VULKAN_8_16_BIT) else (
+    Restriction("bool/int8/int16 arrays without 8/16-bit storage", "PYFRONT_VULKAN_FEATURES lacks "
+                f"{', '.join(_VULKAN_8_16_BIT)}, and IREE's 32-bit packing of narrow arrays gives wrong "
+                "elements", lambda t: _NARROW_TENSOR.search(t) is not None),
+))
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
         Backend("cpu", "llvm-cpu", "local-task", _CPU_FLAGS),
         Backend("cpu-sync", "llvm-cpu", "local-sync", _CPU_FLAGS),
         Backend("cuda", "cuda", "cuda", _CUDA_FLAGS),
+        Backend("vulkan", "vulkan-spirv", "vulkan", _VULKAN_FLAGS, _VULKAN_RESTRICTIONS, 4096),
     )
 }
 
@@ -118,11 +201,7 @@ _PORTABLE_FLAGS = {"--iree-llvmcpu-target-cpu=host": "--iree-llvmcpu-target-cpu=
 def portable(backend: Backend | str) -> Backend:
     """`backend` compiled for any CPU of its architecture (no `-cpu=host`)."""
     be = get_backend(backend) if isinstance(backend, str) else backend
-    return Backend(be.name, be.target, be.driver, tuple(_PORTABLE_FLAGS.get(f, f) for f in be.flags))
-
-
-# Named so that asking for them says "not yet" rather than "unknown".
-_PLANNED = ("vulkan",)
+    return dataclasses.replace(be, flags=tuple(_PORTABLE_FLAGS.get(f, f) for f in be.flags))
 
 
 def get_backend(name: str) -> Backend:
@@ -131,8 +210,6 @@ def get_backend(name: str) -> Backend:
     if backend is not None:
         return backend
     supported = ", ".join(repr(n) for n in BACKENDS)
-    if name in _PLANNED:
-        raise ValueError(f"backend {name!r} is not supported yet; supported backends: {supported}")
     raise ValueError(f"unknown backend {name!r}; supported backends: {supported}")
 
 
@@ -158,6 +235,16 @@ class CompileError(RuntimeError):
         super().__init__(f"IREE compilation for backend {backend!r} failed:\n{diagnostics}")
 
 
+class BackendRestriction(CompileError):
+    """A module that the backend would compile but not run correctly (`Backend.restrictions`)."""
+
+    def __init__(self, backend: str, restriction: Restriction):
+        self.backend = backend
+        self.restriction = restriction
+        self.diagnostics = f"backend {backend!r} does not run {restriction.what}: {restriction.why}"
+        RuntimeError.__init__(self, self.diagnostics)
+
+
 @dataclass(frozen=True)
 class CompileResult:
     vmfb: bytes
@@ -168,6 +255,9 @@ class CompileResult:
 def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResult:
     """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache."""
     be = get_backend(backend) if isinstance(backend, str) else backend
+    for restriction in be.restrictions:
+        if restriction.found(mlir_text):
+            raise BackendRestriction(be.name, restriction)
     start = time.perf_counter()
     cache = disk_cache.from_env()
     key = artifact_key(mlir_text, be) if cache is not None else ""
@@ -267,6 +357,13 @@ def _host_cpu() -> str:
 # --------------------------------------------------------------------------
 
 
+_DRIVER_HINTS = {
+    "vulkan": " (needs a Vulkan driver: a GPU's, or Mesa's lavapipe on the CPU, Debian package "
+    "mesa-vulkan-drivers; VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json selects lavapipe)",
+    "cuda": " (needs an NVIDIA GPU and its driver)",
+}
+
+
 class _Runtime:
     __slots__ = ("allocator", "backend", "device", "hal_module", "instance")
 
@@ -277,6 +374,7 @@ class _Runtime:
         except Exception as e:
             raise RuntimeError(
                 f"backend {backend.name!r}: cannot create an IREE {backend.driver!r} device: {e}"
+                + _DRIVER_HINTS.get(backend.driver, "")
             ) from e
         self.backend = backend
         self.instance = ireert.VmInstance()
@@ -407,6 +505,7 @@ class _Function:
         "__weakref__",
         "_allocator",
         "_device",
+        "_import_alignment",
         "_module",
         "_n_results",
         "_pool",
@@ -422,6 +521,7 @@ class _Function:
         self._pool = module._contexts
         self._device = module._rt.device
         self._allocator = module._rt.allocator
+        self._import_alignment = module.backend.host_import_alignment
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
@@ -466,6 +566,7 @@ class _Function:
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).
         del args
         results = []
+        staged = []  # (index, buffer view, dtype) of results the device must copy out
         for i in range(len(out)):
             try:
                 bv = out.get_as_object(i, _BufferView)
@@ -474,8 +575,15 @@ class _Function:
                 continue
             et = bv.element_type
             dtype = _NP_TYPES.get(et) or _np_type(et)
+            if self._import_alignment:
+                staged.append((i, bv, dtype))
+                results.append(None)
+                continue
             # .copy(): the mapping is a view of IREE's buffer; see the docstring.
             results.append(bv.map().asarray(bv.shape, dtype).copy())
+        if staged:
+            for (i, _, _), array in zip(staged, _copy_to_host(self._device, staged, self._import_alignment)):
+                results[i] = array
         return results
 
     def _scalar_result(self, out, i: int) -> np.ndarray:
@@ -487,6 +595,43 @@ class _Function:
         self._vm_function = None
         self._device = None
         self._allocator = None
+
+
+_IMPORT_MEMORY = int(ireert.MemoryType.HOST_LOCAL | ireert.MemoryType.DEVICE_VISIBLE)
+_IMPORT_USAGE = int(ireert.BufferUsage.TRANSFER_TARGET | ireert.BufferUsage.MAPPING_PERSISTENT)
+
+
+def _aligned_empty(nbytes: int, alignment: int) -> tuple[np.ndarray, np.ndarray]:
+    """(`nbytes` of fresh memory, the whole pages around it that the device may import)."""
+    pages = -(-max(nbytes, 1) // alignment) * alignment
+    raw = np.empty(pages + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    page_view = raw[start : start + pages]
+    return page_view[:nbytes], page_view
+
+
+def _copy_to_host(device, staged: list, alignment: int) -> list[np.ndarray]:
+    """Results `staged` ((index, buffer view, dtype)) copied by the device into new NumPy arrays.
+
+    Each array is a C-contiguous view of its own page-aligned allocation,
+    which nothing else references once the copies are done: the caller owns it.
+    """
+    arrays, imported = [], []
+    semaphore = device.create_semaphore(0)
+    for _, bv, dtype in staged:
+        buffer = bv.get_buffer()
+        data, pages = _aligned_empty(buffer.byte_length(), alignment)
+        arrays.append(data.view(dtype).reshape(bv.shape))
+        if data.nbytes == 0:
+            continue
+        target = device.allocator.import_host_allocation(pages, _IMPORT_MEMORY, _IMPORT_USAGE)
+        n = len(imported)
+        device.queue_copy(buffer, target, ireert.HalFence.create_at(semaphore, n),
+                          ireert.HalFence.create_at(semaphore, n + 1))
+        imported.append(target)
+    if imported:
+        ireert.HalFence.create_at(semaphore, len(imported)).wait()
+    return arrays
 
 
 # --------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Backend selection: unavailable backends fail at `pyfront.compile`, naming what is missing.
 
+Vulkan's restriction table is checked here without a device; the Vulkan
+backend itself runs in tests/test_vulkan.py.
+
 CUDA code compiles without a GPU (`cuda_compile`: quick, runs in CI); running
 it needs an NVIDIA GPU (`gpu`: skipped when none is present).
 """
@@ -7,11 +10,15 @@ it needs an NVIDIA GPU (`gpu`: skipped when none is present).
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from pyfront.runtime import iree_backend
-from pyfront.runtime.iree_backend import BACKENDS, compile_vmfb
+from pyfront.runtime.iree_backend import BACKENDS, BackendRestriction, compile_vmfb
 
 import pyfront
 
@@ -28,13 +35,50 @@ def _add(x, y):
     return np.tanh(x) + y
 
 
-def test_unsupported_backends_fail_at_compile():
-    with pytest.raises(ValueError, match="backend 'vulkan' is not supported yet"):
-        pyfront.compile(_add, backend="vulkan")
-    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+def test_unknown_backends_fail_at_compile():
+    with pytest.raises(ValueError, match="unknown backend 'tpu'; supported backends: 'cpu', 'cpu-sync', 'cuda', 'vulkan'"):
         pyfront.compile(_add, backend="tpu")
-    with pytest.raises(ValueError, match="backend 'vulkan' is not supported yet"):
-        pyfront.export(_add, np.ones(3), np.ones(3), path="/nonexistent/never-written", backend="vulkan")
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        pyfront.export(_add, np.ones(3), np.ones(3), path="/nonexistent/never-written", backend="tpu")
+
+
+def test_missing_vulkan_driver_is_named(tmp_path):
+    # A loader that finds no ICD: what a machine without a Vulkan driver sees.
+    # The check runs in a fresh process: this one may already hold a device.
+    script = (
+        "import pyfront\n"
+        "try:\n"
+        "    pyfront.compile(lambda x: x, backend='vulkan')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    env = {**os.environ, "VK_ICD_FILENAMES": str(tmp_path / "no_such_icd.json")}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert "backend 'vulkan': cannot create an IREE 'vulkan' device" in out.stdout, out.stdout + out.stderr
+    assert "mesa-vulkan-drivers" in out.stdout
+
+
+@pytest.mark.parametrize("mlir,what", [
+    ("tensor<?x4xf32>", "dynamic shapes"),
+    ("tensor<65536xf32>", "a tensor dim above 65535"),
+    ("%1 = math.tanh %in : f64", "float64 exp/log/tanh"),
+    ("%1 = arith.remsi %a, %b : i64", "int64 // and %"),
+])
+def test_vulkan_restrictions_are_refused_before_compiling(mlir, what):
+    with pytest.raises(BackendRestriction, match=f"backend 'vulkan' does not run {re.escape(what)}"):
+        compile_vmfb(f"// {mlir}\n", "vulkan")
+
+
+def test_vulkan_backend_table():
+    vulkan = BACKENDS["vulkan"]
+    assert (vulkan.target, vulkan.driver, vulkan.host_import_alignment) == ("vulkan-spirv", "vulkan", 4096)
+    assert "--iree-vulkan-target=vp_android_baseline_2022" in vulkan.flags
+    assert "--iree-input-demote-f64-to-f32=false" in vulkan.flags
+
+
+def test_vulkan_allows_what_it_runs():
+    text = "%1 = math.sqrt %in : f64\n%2 = math.exp %x : f32\n%3 = arith.remsi %a, %b : i32\ntensor<65535x3xf32>"
+    assert not [r.what for r in BACKENDS["vulkan"].restrictions if r.found(text)]
 
 
 def test_missing_cuda_device_is_named():

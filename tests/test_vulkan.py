@@ -1,0 +1,142 @@
+"""The Vulkan backend on Mesa's lavapipe, differentially against the interpreter.
+
+* Every test of tests/test_differential.py runs again here, unchanged, with
+  "vulkan" as the default backend (`vulkan_support.on_vulkan`): each checks
+  compiled results against the interpreter and that compiled code really ran.
+  A test whose functions the Vulkan restriction table refuses (e.g. float64
+  `np.exp`: SPIR-V has no 64-bit exp) is expected to run in the interpreter
+  instead: it is reported as xfail with the restriction, and only when the
+  sole failure is "nothing ran compiled" for that reason; any other failure
+  (a wrong answer) fails.
+* Branches, loops and state writes (cases from tests/test_branches.py and
+  tests/test_state.py), transfers of every dtype, the refusals themselves,
+  and an AOT artifact exported for and loaded on Vulkan.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+
+import numpy as np
+import pytest
+import test_branches
+import test_differential
+import test_loops
+import test_state
+from differential import check
+from pyfront.runtime import jit
+from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb
+from vulkan_support import on_vulkan, requires_vulkan  # noqa: F401 - on_vulkan is a fixture
+
+import pyfront
+
+pytestmark = [pytest.mark.iree, requires_vulkan, pytest.mark.usefixtures("on_vulkan")]
+
+_COMPARISONS = {"check", "assert_same", "_assert_values", "_assert_same_identities"}
+
+
+def _refusal_is_expected(test):
+    """`test`, reported as xfail when it failed only because Vulkan refused to compile a function.
+
+    Refusals are recorded as they happen; a failure inside differential.py's
+    comparisons (a wrong answer) always fails, refusals or not.
+    """
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        refusals = []
+
+        def recording(mlir_text, backend="cpu"):
+            try:
+                return compile_vmfb(mlir_text, backend)
+            except BackendRestriction as e:
+                refusals.append(str(e))
+                raise
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(jit, "compile_vmfb", recording)
+            try:
+                test(*args, **kwargs)
+            except AssertionError as e:
+                frames = traceback.extract_tb(e.__traceback__)
+                if refusals and not any(f.name in _COMPARISONS and f.filename.endswith("differential.py")
+                                        for f in frames):
+                    pytest.xfail(refusals[0])
+                raise
+    return run
+
+
+# The tests of these modules, collected again in this module (so under its
+# fixture); those of branches, loops and state are prefixed with their module.
+for _module, _prefix in ((test_differential, "test_"), (test_branches, "test_branches_"),
+                         (test_loops, "test_loops_"), (test_state, "test_state_")):
+    globals().update({_prefix + name[5:]: _refusal_is_expected(test) for name, test in vars(_module).items()
+                      if name.startswith("test_") and callable(test)})
+
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (5, 7), (1025, 3)])
+def test_transfers_keep_dtypes_and_give_fresh_arrays(dtype, shape):
+    """Inputs in, results out through page-aligned host memory: exact dtypes, arrays the caller owns."""
+    t = f"tensor<{''.join(f'{d}x' for d in shape)}{_mlir_type(dtype)}>"
+    mlir = f"func.func @f(%a: {t}, %b: {t}) -> ({t}, {t}) {{\n  return %b, %a : {t}, {t}\n}}\n"
+    f = LoadedModule(compile_vmfb(mlir, "vulkan").vmfb, "vulkan").function("f")
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(0, 2, shape).astype(dtype) * 3 + 1 for _ in range(2))
+    a = np.asfortranarray(a)  # non-contiguous inputs are copied in order
+    for _ in range(2):
+        rb, ra = f([a, b])
+        for got, want in ((ra, a), (rb, b)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+            assert got.flags.c_contiguous and got.flags.writeable
+            assert not np.shares_memory(got, want)
+        ra[...] = 0  # the caller's to write: the next call is not affected
+    assert not np.shares_memory(ra, rb)
+
+
+def _mlir_type(dtype: str) -> str:
+    dt = np.dtype(dtype)
+    return "i1" if dt == bool else f"{dt.kind}{dt.itemsize * 8}"
+
+
+def dense_layer(x, w, b):
+    h = np.maximum(x @ w + b, 0.0)
+    return h / (h.sum(axis=1, keepdims=True) + 1.0), h.max()
+
+
+def test_float32_model_code_runs_compiled():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((32, 8)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    f = check(dense_layer, [(x, w, b)] * 3)
+    assert pyfront.explain(f).compiled_calls == 2
+
+
+def long_sum(x):
+    return x.sum()
+
+
+def test_reductions_past_65535_elements_run_in_the_interpreter():
+    # IREE's SPIR-V code would return the sum of the first 65535 elements.
+    x = np.ones(70000, np.float32)
+    f = check(long_sum, [(x,)] * 3)
+    report = pyfront.explain(f)
+    assert report.compiled_calls == 0
+    assert "does not run a tensor dim above 65535" in str(report)
+
+
+def test_aot_artifact_on_vulkan(tmp_path):
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((4, 32)).astype(np.float32), rng.standard_normal((32, 8)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    path = pyfront.export(dense_layer, x, w, b, path=tmp_path / "dense.pyfront", backend="vulkan")
+    f = pyfront.load(path)
+    assert f.manifest["backend"] == "vulkan"
+    for _ in range(2):
+        got, expected = f(x, w, b), dense_layer(x, w, b)
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+        assert type(got[1]) is type(expected[1]) and np.isclose(got[1], expected[1], rtol=1e-6)
