@@ -1,5 +1,7 @@
 """The Markdown table and the PNG chart of one bench run (the dict bench/run.py builds).
 
+    python -m bench.report bench/results/latest.json   # redraw latest.md and latest.png
+
 Every ratio is a speedup: the reference's time divided by the system's, so
 above 1 means faster than the reference. Cells that are not a time say why
 (cannot run, wrong answer, not installed, error) with a numbered note.
@@ -7,11 +9,13 @@ above 1 means faster than the reference. Cells that are not a time say why
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bench.systems import LABELS, PEERS
 
 PYFRONTS = ("pyfront", "pyfront-cpu-sync")
+_ABSOLUTE_PROGRAM_PATH = re.compile(r"/\S*?/(bench/programs/)")
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -37,6 +41,7 @@ class Notes:
         self.texts: list[str] = []
 
     def ref(self, text: str) -> str:
+        text = _ABSOLUTE_PROGRAM_PATH.sub(r"\1", text)  # the same note from any checkout
         if text not in self.texts:
             self.texts.append(text)
         return f"[{self.texts.index(text) + 1}]"
@@ -159,7 +164,9 @@ def write_markdown(results: dict) -> str:
         "## First call: profile + compile on empty on-disk caches",
         "",
         "Time to the first result computed by compiled code, in a process that already paid the "
-        "library's start-up (below). pyfront: its profiled interpreter calls plus the compiling call.",
+        "library's start-up (below). pyfront: its profiled interpreter calls plus the compiling call. "
+        "numba compiles per dtype and rank, not shape: its later sizes load the first size's code "
+        "from its on-disk cache.",
         "",
         *_measure_table(results, systems, "first_call_s", notes, vs_numpy=False, spread=False),
         "",
@@ -234,9 +241,24 @@ def write_chart(results: dict, path: Path) -> None:
         ax.grid(axis="y", which="both", alpha=0.3)
         if vs_numpy:
             ax.axhline(1.0, color="black", linewidth=0.8)
-    axes[0].legend(ncol=len(systems), fontsize=8, loc="upper left")
-    fig.suptitle(f"pyfront vs peers ({results['meta']['date']}, {results['meta']['threads']} threads); "
-                 "missing bar: the system cannot run the program (see latest.md)")
-    fig.tight_layout()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, ncol=len(systems), loc="upper center", bbox_to_anchor=(0.5, 0.955))
+    fig.suptitle(f"pyfront vs peers ({results['meta']['date']}, {results['meta']['threads']} thread(s))\n"
+                 "no bar: the system cannot run the program or was wrong (see latest.md)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def main() -> None:
+    import json
+    import sys
+
+    source = Path(sys.argv[1] if len(sys.argv) > 1 else "bench/results/latest.json")
+    results = json.loads(source.read_text())
+    (source.parent / "latest.md").write_text(write_markdown(results))
+    write_chart(results, source.parent / "latest.png")
+
+
+if __name__ == "__main__":
+    main()
