@@ -29,6 +29,7 @@ import numpy as np
 from pyfront import numpy_api
 from pyfront import semantics as S
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
+from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
 from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
@@ -36,7 +37,7 @@ from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
-from pyfront.loops import MAX_STATIC_UNROLL, LoopMixin
+from pyfront.loops import LoopMixin
 from pyfront.specialize import (
     ArraySpec,
     ObjectSpec,
@@ -45,7 +46,7 @@ from pyfront.specialize import (
     spec_of,
 )
 from pyfront.state import StateMixin, uncompiled
-from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
+from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
 
@@ -120,15 +121,17 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
         if extra:
             names.add(extra.arg)
     declared_nonlocal = set()
+    # Comprehension variables are local to the comprehension (containers.py scopes them).
+    scoped = {id(n) for c in ast.walk(node) if isinstance(c, ast.comprehension) for n in ast.walk(c.target)}
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Global, ast.Nonlocal)):
             declared_nonlocal.update(sub.names)
-        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and id(sub) not in scoped:
             names.add(sub.id)
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisitor):
+class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
@@ -162,6 +165,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         self._tree_nodes: dict[int, tuple[Any, Any]] = {}  # id(view tensor) -> (tensor, ViewOf)
         self._store_slots: dict[tuple, str] = {}  # (id(object), "attr"|"item", name) -> path written
         self.commits: list[tuple[str, Any]] = []
+        # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
+        self.iterating: dict[int, str] = {}
 
     # Entry -----------------------------------------------------------------------
 
@@ -347,23 +352,18 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         return refs > 1
 
     def _replace_list(self, old: Seq, items: tuple, node: ast.AST) -> None:
-        """Mutate a list created in this call, which only one local name refers to."""
+        self._check_not_iterating(id(old), True, node)
+        self._replace_value(old, Seq(items, list), node)
+
+    def _replace_value(self, old: Seq, new: Seq, node: ast.AST) -> None:
+        """Mutate a list or dict created in this call, which only one local name refers to."""
         if old.source is not None or self._aliased(old):
-            raise Unsupported("mutating a list that the caller or other names can see is not supported yet", node)
-        new = Seq(items, list)
+            raise Unsupported(f"mutating a {old.kind.__name__} that the caller or other names can see "
+                              "is not supported yet", node)
         for frame in self.frames:
             for name, v in frame.env.items():
                 if v is old:
                     frame.env[name] = new
-
-    def _iterate(self, value: Any, node: ast.AST) -> list:
-        if isinstance(value, Seq) and value.kind is dict:
-            return [pair.items[0] for pair in value.items]  # a dict iterates over its keys
-        if isinstance(value, Seq):
-            return list(value.items)
-        if isinstance(value, Known) and isinstance(value.value, (tuple, list)):
-            return [Known(v) for v in value.value]
-        raise Unsupported(f"cannot iterate over {S.describe(value)}", node)
 
     def _assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -383,14 +383,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
             raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
-        if isinstance(value, Seq):
-            items = list(value.items) if value.kind is not dict else [p.items[0] for p in value.items]  # keys
-        elif isinstance(value, Known) and isinstance(value.value, (tuple, list)):
-            items = [Known(v) for v in value.value]
-        elif isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim >= 1:
-            items = [S.getitem(value, i) for i in range(S.static_shape(value, "iterating")[0])]
-        else:
-            raise Unsupported(f"cannot unpack {S.describe(value)}", node)
+        items = self._iterate(value, node)
         if len(items) != n:
             raise Unsupported(f"unpacking {len(items)} values into {n} targets raises ValueError", node)
         return items
@@ -404,25 +397,15 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
             raise Unsupported("for/else is not supported yet", node)
         if isinstance(iterable, Known) and type(iterable.value) is range and self.range_loop(node, iterable.value):
             return
-        if isinstance(iterable, Known):
-            try:
-                items = [Known(v) for v in list(iterable.value)[: MAX_STATIC_UNROLL + 1]]
-            except TypeError as e:
-                raise Unsupported(str(e), node) from None
-        else:
-            items = self._unpack(iterable, len(getattr(iterable, "items", ())) if isinstance(iterable, Seq)
-                                 else (S.static_shape(iterable, "iterating")[0]
-                                       if isinstance(iterable, Tensor) and iterable.ndim else -1), node)
-        if len(items) > MAX_STATIC_UNROLL:
-            raise Unsupported(f"loops of more than {MAX_STATIC_UNROLL} iterations are not supported yet", node)
-        for item in items:
-            self._assign(node.target, item)
-            try:
-                self._visit_body(node.body)
-            except LoopContinue:
-                continue
-            except LoopBreak:
-                break
+        with self._iteration(iterable, node) as items:
+            for item in items:
+                self._assign(node.target, item)
+                try:
+                    self._visit_body(node.body)
+                except LoopContinue:
+                    continue
+                except LoopBreak:
+                    break
 
     def visit_Break(self, node: ast.Break) -> None:
         raise LoopBreak()
@@ -473,13 +456,16 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         raise Unsupported(f"name {name!r} is not defined", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        base = self.visit(node.value)
-        name = node.attr
+        return self._attribute(self.visit(node.value), node.attr, node)
+
+    def _attribute(self, base: Any, name: str, node: ast.AST) -> Any:
+        """`base.name` (also `getattr(base, "name")`)."""
         if isinstance(base, Tensor):
             return self._tensor_attr(base, name, node)
         if isinstance(base, Seq) and base.kind is list and name == "append":
             return BoundMethod(base, name)
-        if isinstance(base, Seq) and base.kind is dict and name in DICT_VIEWS:
+        if name in DICT_VIEWS and (isinstance(base, Seq) and base.kind is dict
+                                   or isinstance(base, Obj) and type(base.example) is dict):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
@@ -514,7 +500,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         if isinstance(base, Known):
             return S.fold(operator.getitem, base.value, k)
         if isinstance(base, Seq) and base.kind is dict:
-            return _dict_item(base, k, node)
+            return self._dict_lookup(base, k, node)
         if isinstance(base, Seq):
             return S.fold(operator.getitem, base.items, k).value if type(k) is int else Seq(base.items[k], base.kind)
         if isinstance(base, Tensor):
@@ -594,6 +580,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         pyop, uf = CMPOPS[type(node.ops[0])]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
+        if isinstance(node.ops[0], (ast.In, ast.NotIn)) and isinstance(right, (Seq, Obj, DictView, Iter)):
+            found = self._contains(right, left, node).value
+            return Known(found if isinstance(node.ops[0], ast.In) else not found)
         if uf is None:
             raise Unsupported(f"{type(node.ops[0]).__name__} on computed values is not supported yet", node)
         return S.ufunc(uf, left, right)
@@ -614,7 +603,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         callee = self.visit(node.func)
         args = []
         for a in node.args:
-            if isinstance(a, ast.Starred):
+            if isinstance(a, ast.GeneratorExp) and len(node.args) == 1 and isinstance(callee, Known) \
+                    and _hashable(callee.value) and callee.value in GENERATOR_CONSUMERS:
+                args.append(self._generator_argument(a))
+            elif isinstance(a, ast.Starred):
                 value = self.visit(a.value)
                 if isinstance(value, Seq):
                     args.extend(value.items)
@@ -633,10 +625,11 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
 
     def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if isinstance(callee, BoundMethod):
-            if isinstance(callee.receiver, Seq) and callee.receiver.kind is dict:  # d.items() and the like
+            if callee.name in DICT_VIEWS and (isinstance(callee.receiver, Seq) and callee.receiver.kind is dict or
+                                              isinstance(callee.receiver, Obj) and type(callee.receiver.example) is dict):
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
-                return DICT_VIEWS[callee.name](callee.receiver)
+                return DictView(callee.receiver, callee.name)
             if isinstance(callee.receiver, Seq):  # list.append
                 if len(args) != 1 or kwargs:
                     raise Unsupported("list.append takes exactly one argument", node)
@@ -661,8 +654,11 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
             return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
+        result = self._call_builtin(fn, args, kwargs, node)
+        if result is not MISSING:
+            return result
         if all(isinstance(a, Known) for a in args + list(kwargs.values())) and _is_pure(fn):
-            return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+            return self._from_python(S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()}).value)
         if _hashable(fn) and len(args) == 1 and not kwargs and numpy_api.converts(fn):
             return numpy_api.convert(fn, args[0])
         if isinstance(fn, types.FunctionType):
@@ -733,6 +729,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         from pyfront.runtime import results as R
 
         if isinstance(value, Known):
+            if type(value.value) in (list, dict):  # a fresh container on every call
+                return self._result_tree(self._from_python(value.value), leaves)
             return R.Const(value.value)
         if isinstance(value, Obj):
             return R.Input(value.path)
@@ -783,22 +781,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ast.NodeVisi
         return Known(issubclass(pytype, flat))
 
 
-# Dicts computed by the graph (gradients of dict arguments) are Seqs of kind
-# dict holding (key, value) pairs, keys Known, in insertion order.
-# Their views are Seqs of kind dict_keys etc.: they can be iterated, not returned.
-DICT_VIEWS = {
-    "keys": lambda d: Seq(tuple(p.items[0] for p in d.items), type({}.keys())),
-    "values": lambda d: Seq(tuple(p.items[1] for p in d.items), type({}.values())),
-    "items": lambda d: Seq(d.items, type({}.items())),
-}
-
-
-def _dict_item(d: Seq, key: Any, node: ast.AST) -> Any:
-    for pair in d.items:
-        k = pair.items[0].value
-        if type(k) is type(key) and k == key:
-            return pair.items[1]
-    raise Unsupported(f"key {key!r} of a computed dict (the interpreter raises KeyError)", node)
+# Dicts computed by the graph (gradients of dict arguments, displays, comprehensions)
+# are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
+# (containers.py). Their views are DictViews: they can be iterated, not returned.
+DICT_VIEWS = ("keys", "values", "items")
 
 
 def _is_value(v: Any) -> bool:
@@ -808,9 +794,11 @@ def _is_value(v: Any) -> bool:
 def _nodes(v: Any):
     """`v` and, for tuples and lists, everything inside them."""
     yield v
-    if isinstance(v, Seq):
+    if isinstance(v, (Seq, Iter)):
         for i in v.items:
             yield from _nodes(i)
+    elif isinstance(v, DictView):
+        yield from _nodes(v.mapping)
 
 
 def _is_pure(fn: Any) -> bool:

@@ -13,6 +13,7 @@ because they only read the shapes of the compiled function's inputs
 
 from __future__ import annotations
 
+import inspect
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.state_path import Path
-from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, Spec
+from pyfront.specialize import ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, Spec
 
 MISSING = object()
 
@@ -66,6 +67,13 @@ class StateGuard:
             return type(value) is s.type
         if isinstance(s, ConstSpec):
             return value is s.value
+        if isinstance(s, LengthSpec):
+            return type(value) in (list, tuple) and len(value) == s.length
+        if isinstance(s, KeysSpec):
+            return type(value) is dict and len(value) == len(s.keys) and all(
+                type(a) is type(b) and a == b for a, b in zip(value, s.keys))
+        if isinstance(s, HasAttrSpec):
+            return has_plain_attr(value, s.name) is s.present
         return False
 
     def describe(self) -> str:
@@ -74,7 +82,23 @@ class StateGuard:
             return f"{self.path} is an ndarray of {s.dtype} {s.shape}"
         if isinstance(s, ObjectSpec):
             return f"{self.path} is a {s.type.__name__}"
+        if isinstance(s, LengthSpec):
+            return f"len({self.path}) is {s.length}"
+        if isinstance(s, KeysSpec):
+            return f"{self.path} has keys {list(s.keys)!r}"[:100]
+        if isinstance(s, HasAttrSpec):
+            return f"hasattr({self.path}, {s.name!r}) is {s.present}"
         return f"{self.path} is {s.value!r}"[:100]
+
+
+def has_plain_attr(value: Any, name: str) -> bool | None:
+    """`hasattr(value, name)` for an object without custom attribute access, found without
+    running any of its code: True/False, or None when a data descriptor (e.g. a property)
+    would decide (its getter may raise or have effects)."""
+    attr = inspect.getattr_static(type(value), name, MISSING)
+    if attr is not MISSING and hasattr(type(attr), "__set__"):
+        return None
+    return name in getattr(value, "__dict__", {}) or attr is not MISSING
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,7 +47,29 @@ class ObjectSpec:
     type: type
 
 
-Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec
+@dataclass(frozen=True)
+class LengthSpec:
+    """A list or tuple in Python state has `length` items (unpacked or iterated at compile time)."""
+
+    length: int
+
+
+@dataclass(frozen=True)
+class KeysSpec:
+    """A dict in Python state has exactly `keys`, in this order (iterated at compile time)."""
+
+    keys: tuple
+
+
+@dataclass(frozen=True)
+class HasAttrSpec:
+    """`hasattr(obj, name)` of a plain object is `present` (instance dict or class attribute)."""
+
+    name: str
+    present: bool
+
+
+Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec
 
 
 def is_constant(value: Any) -> bool:

@@ -27,22 +27,25 @@ from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import grad_function_type
-from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard
-from pyfront.specialize import ArraySpec, ConstSpec, ObjectSpec, is_constant
-from pyfront.values import BoundMethod, Known, Obj, Tensor
+from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, has_plain_attr
+from pyfront.specialize import ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, is_constant
+from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 
 class StateMixin:
     def _assign_attribute(self, target: ast.Attribute, value: Any) -> None:
-        obj = self.visit(target.value)
+        self._store_attr(self.visit(target.value), target.attr, value, target)
+
+    def _store_attr(self, obj: Any, name: str, value: Any, node: ast.AST) -> None:
+        """`obj.name = value` (also `setattr(obj, "name", value)`): a deferred store_attr."""
         if not isinstance(obj, Obj):
-            raise Unsupported(f"assigning attribute {target.attr!r} of {S.describe(obj)}", target)
+            raise Unsupported(f"assigning attribute {name!r} of {S.describe(obj)}", node)
         self._check_plain_object(obj.example, setting=True)
-        path = obj.path.attr(target.attr)
-        self._check_storable(value, f"attribute {target.attr!r}", target)
-        core.STORE_ATTR.build([obj.value, value.value], [], name=target.attr)
-        self.stored_attrs[(id(obj.example), target.attr)] = value
-        self._record_store(path, value, obj, ("attr", target.attr), target)
+        path = obj.path.attr(name)
+        self._check_storable(value, f"attribute {name!r}", node)
+        core.STORE_ATTR.build([obj.value, value.value], [], name=name)
+        self.stored_attrs[(id(obj.example), name)] = value
+        self._record_store(path, value, obj, ("attr", name), node)
 
     def _assign_item(self, target: ast.Subscript, value: Any) -> None:
         base = self.visit(target.value)
@@ -50,12 +53,20 @@ class StateMixin:
         if isinstance(base, Tensor):
             raise Unsupported("writing into an array (a[...] = v) is not supported yet: NumPy mutates "
                               "the array in place, which the caller or other names may see", target)
-        if not isinstance(base, Obj) or type(base.example) is not dict:
+        if isinstance(base, Seq) and base.kind is dict:
+            self._set_local_item(base, key, value, target)
+            return
+        if not isinstance(base, Obj) or type(base.example) not in (dict, list):
             raise Unsupported(f"assigning an item of {S.describe(base)} is not supported yet "
-                              "(only items of dicts the caller passed or Python state holds)", target)
+                              "(only items of dicts and lists the caller passed or Python state holds)", target)
         if not isinstance(key, Known):
-            raise Unsupported("a dict key must be a compile-time value", target)
+            raise Unsupported("a dict key or list index must be a compile-time value", target)
         attr = self._item_key(key.value, base.example, target)
+        if type(base.example) is list:
+            if key.value >= self._state_len(base, target):
+                raise Unsupported(f"{base.path}[{key.value!r}] = ...: list assignment index out of range", target)
+        self._check_not_iterating(id(base.example), type(base.example) is dict and key.value not in base.example,
+                                  target)
         self._check_storable(value, f"{base.path}[{key.value!r}]", target)
         core.STORE_ITEM.build([base.value, value.value], [], key=attr)
         self.stored_items[(id(base.example), key.value)] = value
@@ -205,7 +216,7 @@ class StateMixin:
     def _object_item(self, obj: Obj, key: Any, node: ast.AST) -> Any:
         """`d['k']` / `lst[0]` on a dict or list in Python state: read at call time (load_item)."""
         example = obj.example
-        if type(example) not in (dict, list):
+        if type(example) not in (dict, list, tuple):
             raise Unsupported(f"subscript of a {type(example).__name__} object is not supported yet", node)
         attr = self._item_key(key, example, node)
         self._note_object(obj, node)
@@ -223,10 +234,56 @@ class StateMixin:
         return self.hoist_points[0] if self.hoist_points else None
 
     def _state_guard(self, path: Path, spec, node: ast.AST) -> None:
-        key = ("state", str(path))
+        # One guard per path and aspect: the value's type/shape, its length, keys, or an attribute's presence.
+        aspect = spec.name if isinstance(spec, HasAttrSpec) else type(spec).__name__ \
+            if isinstance(spec, (LengthSpec, KeysSpec)) else "value"
+        key = ("state", str(path), aspect)
         if key not in self._guarded:
             self._guarded.add(key)
             self.state_guards.append(StateGuard(path, spec, self._site(node)))
+
+    # The shape of containers in state: guarded so compile-time iteration and unpacking stay right.
+
+    def _state_len(self, obj: Obj, node: ast.AST) -> int:
+        """len() of a list, tuple or dict the caller passed or Python state holds (guarded)."""
+        example = obj.example
+        if type(example) is dict:
+            return len(self._state_keys(obj, node))
+        if type(example) not in (list, tuple):
+            raise Unsupported(f"len() of a {type(example).__name__} object is not supported yet", node)
+        self._note_object(obj, node)
+        self._state_guard(obj.path, LengthSpec(len(example)), node)
+        return len(example)
+
+    def _state_keys(self, obj: Obj, node: ast.AST) -> tuple:
+        """The keys of a dict the caller passed or Python state holds, in order (guarded)."""
+        example = obj.example
+        self._note_object(obj, node)
+        keys = tuple(example)
+        for k in keys:
+            self._item_key(k, example, node)  # only keys that access paths can name
+        if any(owner == id(example) and k not in example for owner, k in self.stored_items):
+            raise Unsupported(f"keys of {obj.path} after adding a key in this call are not supported yet", node)
+        self._state_guard(obj.path, KeysSpec(keys), node)
+        return keys
+
+    def _state_elements(self, obj: Obj, node: ast.AST) -> list:
+        """What iterating a list, tuple or dict in Python state gives: items read at call time, or keys."""
+        if type(obj.example) is dict:
+            return [Known(k) for k in self._state_keys(obj, node)]
+        return [self._object_item(obj, i, node) for i in range(self._state_len(obj, node))]
+
+    def _has_attr(self, obj: Obj, name: str, node: ast.AST) -> Known:
+        """`hasattr(obj, name)` folded under a guard that the attribute is (not) there at call time."""
+        self._check_plain_object(obj.example)
+        if (id(obj.example), name) in self.stored_attrs:
+            return Known(True)
+        present = has_plain_attr(obj.example, name)
+        if present is None:
+            raise Unsupported(f"hasattr of {name!r}: a data descriptor (e.g. a property) decides it", node)
+        self._note_object(obj, node)
+        self._state_guard(obj.path, HasAttrSpec(name, present), node)
+        return Known(present)
 
     def _check_plain_object(self, value: Any, setting: bool = False) -> None:
         cls = type(value)

@@ -10,6 +10,10 @@
   are read through deferred-state ops.
 - `Seq`: a tuple or list of values.
 - `BoundMethod`: `x.sum`, `self.helper`: a callable with its receiver.
+- `Iter`: a one-shot iterator (`zip`, `enumerate`, `reversed`, a generator
+  expression) over values known when compiling; it may be iterated once.
+- `DictView`: `d.keys()`/`d.values()`/`d.items()` of a dict (a computed `Seq`
+  of kind dict, or an `Obj` dict); what it holds is read when it is iterated.
 """
 
 from __future__ import annotations
@@ -82,7 +86,19 @@ class BoundMethod:
     function: Any = None  # the Python function for methods of user classes
 
 
-Value = Known | Tensor | Obj | Seq | BoundMethod
+@dataclass(eq=False)
+class Iter:
+    items: tuple
+    consumed: bool = False  # Python would find it exhausted: a second iteration is refused
+
+
+@dataclass(frozen=True, eq=False)
+class DictView:
+    mapping: Seq | Obj
+    kind: str  # "keys" | "values" | "items"
+
+
+Value = Known | Tensor | Obj | Seq | BoundMethod | Iter | DictView
 
 
 def is_python_scalar_const(v: Any) -> bool:

@@ -1,0 +1,259 @@
+"""Containers and dynamic Python features compile (pyfront/containers.py, state.py).
+
+Dict displays and comprehensions, list comprehensions and generator
+expressions consumed by builtins, zip/enumerate/reversed/len/sorted/sum,
+dict views of dicts the caller passed or Python state holds (key sets
+guarded), getattr/setattr/hasattr with compile-time names, and unpacking lists
+read from state (lengths guarded): each compared with the interpreter by
+`differential.check`, and each must run compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from differential import check
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((3, 4)).astype(np.float32)
+B = RNG.standard_normal(4).astype(np.float32)
+
+
+def compiled_ran(compiled) -> pyfront.Report:
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0, str(report)
+    return report
+
+
+class Model:
+    names = ("w", "b")
+
+    def __init__(self, w=A, b=B, extra=None):
+        self.w, self.b = w.copy(), b.copy()
+        self.params = {"w": self.w, "b": self.b}
+        self.plist = [self.w, self.b]
+        if extra is not None:
+            self.extra = extra
+
+
+# 1. Dict displays and comprehensions -------------------------------------------------
+
+
+def test_dict_display_returned_fresh_with_argument_identity():
+    def f(a, b):
+        return {"w": a, "b": b * 2, 1: a + 1, True: b}  # True == 1: the first key, the last value
+
+    compiled = check(f, [(A, B), (A + 1, B)])
+    compiled_ran(compiled)
+    r1, r2 = compiled(A, B), compiled(A, B)
+    assert r1 is not r2 and list(r1) == ["w", "b", 1] and r1["w"] is A and r1[1] is B
+
+
+def test_dict_display_unpacking_and_lookup():
+    def f(a, d):
+        e = {**d, "z": a, "w": a * 3}
+        return e["w"] + e["z"] + e["b"].sum(), list(e)
+
+    compiled = check(f, [(A, {"w": A, "b": B}), (A * 2, {"w": A, "b": B})])
+    compiled_ran(compiled)
+
+
+def test_dict_comprehension_over_argument_items():
+    def f(params, scale):
+        return {k: v * scale for k, v in params.items() if k != "skip"}
+
+    calls = [({"w": A, "b": B, "skip": B}, 2.0), ({"w": A + 1, "b": B, "skip": B}, 2.0)]
+    compiled_ran(check(f, calls))
+
+
+def test_dict_key_set_guarded():
+    def f(params):
+        return sum(v.sum() for v in params.values())
+
+    compiled = check(f, [({"w": A, "b": B}, ), ({"w": A, "b": B}, ), ({"b": B, "w": A}, ), ({"w": A}, )])
+    report = compiled_ran(compiled)
+    assert report.deopts >= 1
+
+
+def test_local_dict_item_assignment_and_missing_key_raises():
+    def f(a, key):
+        out = {}
+        for k in ("x", "y"):
+            out[k] = a * len(k)
+        out["x"] = out["x"] + 1
+        return out[key]
+
+    compiled = check(f, [(A, "x"), (A, "y"), (A, "q")])
+    compiled_ran(compiled)
+
+
+def test_dict_values_iteration_refuses_mutation():
+    def f(d):
+        out = {"a": d["w"], "b": d["w"]}
+        for v in out.values():
+            out["b"] = v + 1  # Python sees the new value in the next step
+        return out
+
+    compiled = check(f, [({"w": A},), ({"w": A},)])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+def test_in_operator_on_dicts():
+    def f(params, a):
+        return a * 2 if "w" in params and "z" not in params else a
+
+    compiled_ran(check(f, [({"w": A}, B), ({"w": A}, B), ({"z": A}, B)]))
+
+
+# 4. getattr / setattr / hasattr --------------------------------------------------------
+
+
+def test_getattr_setattr_with_compile_time_names():
+    def step(model, g):
+        for name in model.names:
+            setattr(model, name, getattr(model, name) - 0.1 * g[name])
+        return getattr(model, "w")
+
+    calls = [(Model(), {"w": A, "b": B}), (Model(A * 2), {"w": A, "b": B})]
+    compiled_ran(check(step, calls))
+
+
+def test_hasattr_folded_under_a_guard():
+    def f(model, x):
+        if hasattr(model, "extra"):
+            return x + model.extra
+        return getattr(model, "extra", x * 2)
+
+    compiled = check(f, [(Model(), B), (Model(), B), (Model(extra=B), B), (Model(extra=B), B), (Model(), B)])
+    compiled_ran(compiled)
+
+
+def test_setattr_to_non_object_raises_as_interpreter():
+    def f(x, name):
+        setattr(x, name, x)
+        return x
+
+    compiled = check(f, [(A, "foo"), (A, "foo")])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+# 2. List comprehensions and generator expressions ----------------------------------------
+
+
+def test_list_comprehension_and_generators_in_builtins():
+    def f(xs, n):
+        sq = [x * x for x in xs if True]
+        pairs = [(i, j) for i in range(n) for j in range(i) if (i + j) % 2]
+        return tuple(s + 1 for s in sq), sum(x.sum() for x in xs), list(p for p in pairs), len(pairs)
+
+    compiled_ran(check(f, [((A, A + 1, A - 1), 4), ((A * 2, A, A), 4)]))
+
+
+def test_comprehension_scope_restores_outer_variable():
+    def f(x):
+        y = x + 1
+        zs = [y * 2 for y in (x, x * 3)]
+        return y, zs
+
+    compiled_ran(check(f, [(A,), (B,)]))
+
+
+def test_sum_of_bool_arrays_and_empty_sum():
+    def f(m):
+        return sum([m, m]), sum(x for x in ()), sum([m], m)
+
+    compiled_ran(check(f, [(A > 0,), (A < 0,)]))
+
+
+def test_generator_expression_elsewhere_runs_in_interpreter():
+    def f(xs):
+        g = (x * 2 for x in xs)
+        return list(g), list(g)  # the second is empty
+
+    compiled = check(f, [((A, B),), ((A, B),)])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+# 3. zip, enumerate, reversed, range, len, sorted ---------------------------------------------
+
+
+def test_zip_enumerate_reversed_sorted():
+    def f(xs, ys):
+        out = []
+        for i, (x, y) in enumerate(zip(xs, ys), 1):
+            out.append(x * i + y)
+        for k in sorted({"b": 1, "a": 2}):
+            out.append(xs[0] if k == "a" else ys[0])
+        return [o for o in reversed(out)], len(xs), list(range(len(ys)))
+
+    compiled_ran(check(f, [((A, A), (A, A, A)), ((A + 1, A), (A, A, A))]))
+
+
+def test_exhausted_iterator_is_refused():
+    def f(xs):
+        z = zip(xs, xs)
+        first = [a + b for a, b in z]
+        return first, [a for a, _ in z]
+
+    compiled = check(f, [((A, B),), ((A, B),)])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+def test_list_growth_while_iterating_is_refused():
+    def f(x):
+        out = [x]
+        for y in out:
+            if len(out) < 3:
+                out.append(y + 1)
+        return out
+
+    compiled = check(f, [(A,), (A,)])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+# 5. Unpacking lists and tuples read from state --------------------------------------------
+
+
+def test_unpack_list_attribute_length_guarded():
+    def f(model, x):
+        w, b = model.plist
+        return x @ w.T + b[0]
+
+    m3 = Model()
+    m3.plist = [A, B, B]  # unpacking raises ValueError in the interpreter
+    compiled = check(f, [(Model(), B), (Model(A * 2), B), (m3, B)])
+    compiled_ran(compiled)
+
+
+def test_list_items_in_state_updated_by_index():
+    class Opt:
+        def __init__(self):
+            self.m = [np.zeros_like(A), np.zeros_like(B)]
+
+    def update(opt, model, grads):
+        params = model.plist
+        for i, g in enumerate(grads):
+            opt.m[i] = 0.9 * opt.m[i] + g
+            params[i] = params[i] - 0.1 * opt.m[i]
+        return len(params)
+
+    compiled = check(update, [(Opt(), Model(), (A, B)), (Opt(), Model(A + 1), (A, B))])
+    compiled_ran(compiled)
+
+
+def test_dict_items_of_attribute_and_global_tuple_unpack():
+    def f(model):
+        total = 0.0
+        for name, value in model.params.items():
+            total = total + value.sum() * len(name)
+        w, b = GLOBAL_PAIR
+        return total + w.sum() + b.sum()
+
+    compiled_ran(check(f, [(Model(),), (Model(A * 3),)]))
+
+
+GLOBAL_PAIR = [A, B]
