@@ -146,49 +146,49 @@ def write_markdown(results: dict) -> str:
     out = [
         "# pyfront benchmarks" + (" (quick mode: smoke test, not for comparison)" if meta["quick"] else ""),
         "",
-        f"Run {meta['date']} by `python -m bench{' --quick' if meta['quick'] else ''}` on {meta['cpu']} "
-        f"({meta['cores']} cores), Python {meta['python']}; {versions}; {meta['wall_s']:.0f} s in all.",
+        (f"Run {meta['date']} by `python -m bench{' --quick' if meta['quick'] else ''}` on {meta['cpu']} "
+        f"({meta['cores']} cores), Python {meta['python']}; {versions}; {meta['wall_s']:.0f} s in all."),
         f"Threads: {meta['threads_note']}.",
         "",
-        "Ratios are speedups (the reference's time / the system's; above 1 is faster). "
+        ("Ratios are speedups (the reference's time / the system's; above 1 is faster). "
         "'vs best peer' compares with the fastest of jax.jit, torch.compile and numba.njit that ran "
-        "the program correctly. Every result was checked against NumPy's before timing.",
+        "the program correctly. Every result was checked against NumPy's before timing."),
         "",
         "## Steady state: time per step",
         "",
-        f"Median of single calls after warm-up (±: half the interquartile range, as % of the median; "
-        f"{meta['budget_s']} s of calls per cell); in parentheses the speedup over NumPy.",
+        (f"Median of single calls after warm-up (±: half the interquartile range, as % of the median; "
+        f"{meta['budget_s']} s of calls per cell); in parentheses the speedup over NumPy."),
         "",
         *_measure_table(results, systems, "steady", notes, vs_numpy=True, spread=True),
         "",
         "## First call: profile + compile on empty on-disk caches",
         "",
-        "Time to the first result computed by compiled code, in a process that already paid the "
+        ("Time to the first result computed by compiled code, in a process that already paid the "
         "library's start-up (below). pyfront: its profiled interpreter calls plus the compiling call. "
         "numba compiles per dtype and rank, not shape: its later sizes load the first size's code "
-        "from its on-disk cache.",
+        "from its on-disk cache."),
         "",
         *_measure_table(results, systems, "first_call_s", notes, vs_numpy=False, spread=False),
         "",
         "## Warm start: a new process, on-disk caches filled by the cold run",
         "",
-        "Same measure as the first call, in a fresh process whose compilation caches are warm "
-        "(pyfront PYFRONT_CACHE_DIR, jax persistent cache, inductor FX graph cache, numba cache=True).",
+        ("Same measure as the first call, in a fresh process whose compilation caches are warm "
+        "(pyfront PYFRONT_CACHE_DIR, jax persistent cache, inductor FX graph cache, numba cache=True)."),
         "",
         *_measure_table(results, systems, "warm_start_s", notes, vs_numpy=False, spread=False),
         "",
         "## Batch-size change: the first call with batch + 1",
         "",
-        "Where a system specializes on shapes this includes its recompilation "
-        "(pyfront: a variant with the batch dim dynamic; torch: a dynamic-shape graph).",
+        ("Where a system specializes on shapes this includes its recompilation "
+        "(pyfront: a variant with the batch dim dynamic; torch: a dynamic-shape graph)."),
         "",
         *_relative_table(results, systems, "shape_change_s", None, notes),
         "",
         "## Guard failure (deopt): inputs that break a speculated assumption",
         "",
-        "The call on inputs that take a branch never seen before, then the next usual call "
+        ("The call on inputs that take a branch never seen before, then the next usual call "
         "(for pyfront: the guard fails, the call re-runs in the interpreter, the variant is retired "
-        "and the next call recompiles with both sides of the branch).",
+        "and the next call recompiles with both sides of the branch)."),
         "",
     ]
     for name, program in results["programs"].items():
@@ -196,8 +196,8 @@ def write_markdown(results: dict) -> str:
             out.append(f"- {name}: {program['guard_failure']}")
     out += ["", *_relative_table(results, systems, "guard_failure_s", "after_guard_failure_s", notes), ""]
     out += ["## Library start-up per process", "",
-            "Compiling and running a trivial function once: paid by every new process "
-            "before the first-call times above.", "",
+            ("Compiling and running a trivial function once: paid by every new process "
+            "before the first-call times above."), "",
             "| system | cold caches | warm caches |", "|---|---|---|"]
     for s, modes in results["init_s"].items():
         if s != "numpy":

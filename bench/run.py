@@ -103,7 +103,7 @@ def run_worker(system, mode, programs, cache_dir, opts, budget, scratch) -> dict
     print(f"[bench] {system} ({mode}) ...", file=sys.stderr, flush=True)
     with open(log, "w") as log_file:
         try:
-            rc = subprocess.run(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT,
+            rc = subprocess.run(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT, check=False,
                                 timeout=opts.timeout, env=os.environ.copy()).returncode
         except subprocess.TimeoutExpired:
             rc = f"timeout after {opts.timeout:.0f} s"

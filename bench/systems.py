@@ -130,7 +130,6 @@ class Jax(System):
 
     def build(self, program):
         import jax
-
         import jax.numpy as jnp
 
         fn = self.target(program)

@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.compare import mismatch  # noqa: E402
+from bench.compare import mismatch
 
 
 @pytest.mark.iree

@@ -26,7 +26,7 @@ PROGRAM = Program(
     fn=gelu_layer_norm,
     make_inputs=make_inputs,
     sizes={
-        "16x256": dict(batch=16, features=256),
-        "256x1024": dict(batch=256, features=1024),
+        "16x256": {"batch": 16, "features": 256},
+        "256x1024": {"batch": 256, "features": 1024},
     },
 )

@@ -40,7 +40,7 @@ PROGRAM = Program(
     fn=lstm,
     make_inputs=make_inputs,
     sizes={
-        "T16 B8 64-128": dict(steps=16, batch=8, d_in=64, hidden=128),
-        "T32 B64 128-256": dict(steps=32, batch=64, d_in=128, hidden=256),
+        "T16 B8 64-128": {"steps": 16, "batch": 8, "d_in": 64, "hidden": 128},
+        "T32 B64 128-256": {"steps": 32, "batch": 64, "d_in": 128, "hidden": 256},
     },
 )

@@ -27,9 +27,9 @@ PROGRAM = Program(
     fn=mlp,
     make_inputs=make_inputs,
     sizes={
-        "8x32-64-10": dict(batch=8, d_in=32, hidden=64, d_out=10),
-        "64x256-512-10": dict(batch=64, d_in=256, hidden=512, d_out=10),
-        "256x784-1024-10": dict(batch=256, d_in=784, hidden=1024, d_out=10),
-        "1024x1024-2048-256": dict(batch=1024, d_in=1024, hidden=2048, d_out=256),
+        "8x32-64-10": {"batch": 8, "d_in": 32, "hidden": 64, "d_out": 10},
+        "64x256-512-10": {"batch": 64, "d_in": 256, "hidden": 512, "d_out": 10},
+        "256x784-1024-10": {"batch": 256, "d_in": 784, "hidden": 1024, "d_out": 10},
+        "1024x1024-2048-256": {"batch": 1024, "d_in": 1024, "hidden": 2048, "d_out": 256},
     },
 )

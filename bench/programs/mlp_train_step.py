@@ -75,8 +75,8 @@ PROGRAM = Program(
     fn=train_step,
     make_inputs=make_inputs,
     sizes={
-        "32x64-128-10": dict(batch=32, d_in=64, hidden=128, classes=10),
-        "128x784-256-10": dict(batch=128, d_in=784, hidden=256, classes=10),
+        "32x64-128-10": {"batch": 32, "d_in": 64, "hidden": 128, "classes": 10},
+        "128x784-256-10": {"batch": 128, "d_in": 784, "hidden": 256, "classes": 10},
     },
     ports={"jax": train_step_jax},
     guard_failure=GuardFailure("a batch whose gradient norm exceeds CLIP (clipping branch taken)",

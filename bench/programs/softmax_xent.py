@@ -25,7 +25,7 @@ PROGRAM = Program(
     fn=softmax_cross_entropy,
     make_inputs=make_inputs,
     sizes={
-        "32x10": dict(batch=32, classes=10),
-        "256x1000": dict(batch=256, classes=1000),
+        "32x10": {"batch": 32, "classes": 10},
+        "256x1000": {"batch": 256, "classes": 1000},
     },
 )
