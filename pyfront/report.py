@@ -38,7 +38,9 @@ HINTS: tuple[tuple[str, str], ...] = (
      "or make the condition a compile-time value")),
     ("call to '", ("call NumPy functions on arrays (np.exp(a) rather than math.exp(a)), or make this "
      "call outside the compiled function")),
-    ("IREE could not compile", "float64 sin/cos/arctan2/%/// do not compile on CPU: use float32 arrays"),
+    ("IREE could not compile", ("IREE rejected the module this function lowers to: this is a pyfront or IREE "
+     "bug, please report it with the function; set PYFRONT_DUMP_DIR to see the IR")),
+    ("does not run", "see the backend's restrictions in README's Backends section, or use backend='cpu'"),
     ("dtype", "use arrays of bool, int8-64, float32 or float64"),
     ("gave up compiling", ("a guard kept failing (see 'deoptimized because'): make its assumption hold, "
      "e.g. no integer division by zero")),

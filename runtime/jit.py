@@ -20,7 +20,7 @@ from typing import Any
 from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
-from pyfront.runtime.iree_backend import LoadedModule, compile_vmfb
+from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.variant import GuardInfo, Variant
 
@@ -64,6 +64,10 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
     del graph.module
     try:
         compiled = compile_vmfb(lowered, config.backend)
+    except BackendRestriction as e:  # refused before compiling: the reason is ours, not IREE's
+        error = Unsupported(f"{fn.__qualname__}: {e}", filename=fn.__code__.co_filename)
+        error.lineno = fn.__code__.co_firstlineno
+        raise error from None
     except Exception as e:  # noqa: BLE001 - a compiler failure must never fail the user's call
         first = next((line for line in str(e).splitlines() if "error" in line), str(e)[:200])
         error = Unsupported(f"IREE could not compile {fn.__qualname__}: {first.strip()}",
