@@ -492,8 +492,12 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         key = self.visit(node.slice)
-        if isinstance(key, Tensor) and isinstance(base, Tensor) and id(key) in self.loop_counters:
-            return self._take_row(base, key, node)
+        if isinstance(key, Tensor) and isinstance(base, Tensor):
+            if id(key) in self.loop_counters:
+                return self._take_row(base, key, node)
+            return S.index_dynamic(base, key)
+        if isinstance(key, Known) and isinstance(key.value, np.integer) and isinstance(base, Tensor):
+            key = Known(int(key.value))  # NumPy indexes with a NumPy int as with an int
         if not isinstance(key, Known):
             raise Unsupported("indexing with a computed index is not supported yet", node)
         k = key.value
@@ -756,6 +760,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         """One ViewOf per view tensor, so the result, prints and stores share one view object."""
         from pyfront.runtime import results as R
 
+        if value.view.replay is None:
+            raise Unsupported("returning, printing or storing a row picked by a computed index is not supported "
+                              "yet (NumPy returns a view of the array)")
         cached = self._tree_nodes.get(id(value))
         if cached is None or cached[0] is not value:
             cached = self._tree_nodes[id(value)] = (value, R.ViewOf(self._result_tree(value.view.base, leaves),

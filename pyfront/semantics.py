@@ -381,6 +381,8 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
 def view_of(base: Tensor, result: ir.Value, replay) -> Tensor:
     """A result that NumPy returns as a view of `base` (for reconstructing aliasing on the host)."""
     root, chain = (base.view.base, base.view.replay) if base.view else (base, None)
+    if base.view and chain is None:
+        return Tensor(result, np.ndarray, View(root, None))  # a view of a row picked by a computed index
     composed = (lambda a: replay(chain(a))) if chain else replay
     return Tensor(result, np.ndarray, View(root, composed))
 
@@ -535,6 +537,32 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     if not out_shape and all(type(k) is int for k in keys):
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
     return view_of(x, result, lambda a: a[key])
+
+
+def index_dynamic(x: Tensor, i: Tensor) -> Tensor:
+    """`x[i]` for a computed integer index `i` (a NumPy int, or a 0-d int array).
+
+    A bounds guard (-n <= i < n) holds where NumPy would not raise IndexError
+    (when it fails, the interpreter re-runs the call and raises); a negative
+    index wraps as in NumPy; then the `take` primitive picks the row. A row of a
+    2-d or higher array is a NumPy view whose index the host cannot replay:
+    returning, printing or storing it is refused (`View.replay` is None)."""
+    if x.pytype is not np.ndarray or x.ndim == 0:
+        raise Unsupported(f"indexing a {describe(x)} with a computed index is not supported")
+    if i.ndim != 0 or i.dtype.kind not in "iu" or i.dtype == np.uint64:
+        raise Unsupported(f"indexing with a computed {i.dtype} {'array' if i.ndim else 'scalar'} "
+                          "(only integer scalars) is not supported yet")
+    n = x.shape[0]
+    if n is None:
+        raise Unsupported("a computed index into a dimension of varying size is not supported yet")
+    index = astype(i, np.dtype(np.int64), np.int64)
+    in_range = ufunc(np.logical_and, ufunc(np.greater_equal, index, Known(-n)), ufunc(np.less, index, Known(n)))
+    guard(in_range.value, "value", f"the computed index is within bounds for axis 0 with size {n}")
+    wrapped = where(ufunc(np.less, index, Known(0)), ufunc(np.add, index, Known(n)), index)
+    row = build("take", [x.value, wrapped.value])
+    if x.ndim == 1:
+        return Tensor(row, x.dtype.type)  # a scalar copy
+    return Tensor(row, np.ndarray, View(x.view.base if x.view else x, None))
 
 
 def _reshape_value(value: ir.Value, shape: tuple[int | None, ...]) -> ir.Value:

@@ -38,7 +38,9 @@ class View:
     """How a Tensor aliases another one in the interpreter (NumPy views share memory)."""
 
     base: Tensor
-    replay: Callable[[Any], Any]  # applies the same view operation to the base on the host
+    # Applies the same view operation to the base on the host; None when the host cannot
+    # (a row picked by a computed index): such a view is never returned, printed or stored.
+    replay: Callable[[Any], Any] | None
 
 
 @dataclass(frozen=True, eq=False)

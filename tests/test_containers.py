@@ -257,3 +257,38 @@ def test_dict_items_of_attribute_and_global_tuple_unpack():
 
 
 GLOBAL_PAIR = [A, B]
+
+
+# 6. Indexing with a computed integer ---------------------------------------------------------
+
+EMB = RNG.standard_normal((5, 3)).astype(np.float32)
+
+
+def test_index_with_numpy_int_arguments_wraps_and_raises():
+    def f(emb, i, v):
+        return np.tanh(emb[i]) * 2, v[i]
+
+    calls = [(EMB, np.int64(2), B), (EMB, np.int64(-1), B), (EMB, np.int64(3), B),
+             (EMB, np.int64(5), B), (EMB, np.int64(-6), B), (EMB, np.int32(1), B), (EMB, np.array(2), B)]
+    compiled = check(f, calls)
+    report = compiled_ran(compiled)
+    assert report.deopts >= 2  # out of range: the guard fails, the interpreter raises IndexError
+
+
+def test_index_with_items_of_an_int_array_in_a_loop():
+    def f(emb, tokens, h):
+        for t in range(len(tokens)):
+            h = np.tanh(emb[tokens[t]] + h)
+        return h
+
+    tokens = np.array([0, 4, -2, 1], np.int64)
+    compiled = check(f, [(EMB, tokens, EMB[0]), (EMB, tokens[::-1].copy(), EMB[1]), (EMB, tokens + 3, EMB[1])])
+    compiled_ran(compiled)
+
+
+def test_returning_a_row_view_runs_in_interpreter():
+    def f(emb, i):
+        return emb[i]
+
+    compiled = check(f, [(EMB, np.int64(1)), (EMB, np.int64(2))])
+    assert pyfront.explain(compiled).compiled_calls == 0
