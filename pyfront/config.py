@@ -6,6 +6,12 @@
     PYFRONT_DISABLE         "1" runs every call in the interpreter
     PYFRONT_DUMP_DIR        a folder: the IR after each pipeline stage is written there
                             (see runtime/jit.py and docs/compile.md)
+    PYFRONT_DEVICE_STATE    "0" turns device-resident state off (default on)
+
+`device_state`: arrays that compiled code commits to Python state (parameters,
+optimizer moments, RNN state) are NumPy arrays over the device's own result
+buffers, passed back without an upload when the next call reads them (on the
+CPU backends; see runtime/iree_backend.py). Off: every result is copied out.
 
 `passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
 otherwise a sequence of registered pass names, run in that order, that must
@@ -36,6 +42,7 @@ class Config:
     backend: str = field(default_factory=lambda: os.environ.get("PYFRONT_BACKEND", "cpu"))
     disabled: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DISABLE", "") == "1")
     passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
+    device_state: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DEVICE_STATE", "1") != "0")
 
     def __post_init__(self) -> None:
         if self.passes is not None:

@@ -29,12 +29,39 @@ Contract:
   `BackendRestriction` (naming the reason) before invoking the compiler, so
   the JIT runs that call in the interpreter instead of giving a wrong answer.
 * `LoadedModule(vmfb, backend="cpu").function(name)` returns a callable
-  `f(inputs: list) -> list[np.ndarray]`. Inputs are anything `np.asarray`
-  accepts (non-contiguous arrays, NumPy scalars, 0-d arrays); they are copied
-  into IREE buffers. Results are fresh, writable, C-contiguous NumPy arrays
-  owned by the caller, never views of IREE memory: a result buffer may be a
-  constant of the module or be recycled by IREE. `i1` results are NumPy
-  bool. The callable keeps its module alive and may be called from several
+  `f(inputs: list, modes=None) -> list[np.ndarray | None]`. Inputs are
+  anything `np.asarray` accepts (non-contiguous arrays, NumPy scalars, 0-d
+  arrays); they are copied into IREE buffers, except device-resident arrays
+  (below), which are passed as the buffer they view. `modes[i]` says what
+  result i becomes: `COPY` (the default for all): a fresh, writable,
+  C-contiguous NumPy array owned by the caller; `RESIDENT`: a device-resident
+  array (below), or a copy where that is not possible; `UNUSED`: None, nothing
+  copied. `i1` results are NumPy bool.
+* Device-resident arrays (`Backend.shares_host_memory`: the CPU drivers, whose
+  device memory is host memory). A `RESIDENT` result is a plain, writable,
+  C-contiguous `np.ndarray` over the mapping of IREE's result buffer (no copy;
+  its `.base` is the mapping, which keeps the buffer alive). The device's
+  table of resident arrays (`_Runtime.resident`: id -> weak reference, buffer
+  view, address range, shape, dtype; an entry goes when its array dies)
+  remembers it. When that very array object is an input of a later call on
+  the same device and still has its shape and dtype and is C-contiguous (user
+  code can set `.shape` in place), its buffer is passed as it is (no upload).
+  Why that is always the current value, with no version or content check:
+  the array and the buffer are one piece of memory, so whatever user code
+  does to the array in place (`a += 1`, `a[0] = 5`, `np.copyto(a, b)`, writes
+  through a kept view) is what the device reads; any other array (a rebound
+  name, a copy, a pickle round trip, a view) is another object, not in the
+  table, and is uploaded like any input. IREE never writes into its inputs (no
+  argument is tied to a result), so a later call cannot change an array the
+  caller holds. A result is made resident only if its memory is its own: not
+  zero-sized, and overlapping neither a resident input (IREE returns an input
+  it passes through, or a reshape of it, as the same memory) nor another
+  resident result of the call (a value returned twice is one buffer);
+  otherwise it is copied. IREE copies constants into its result buffers, so a
+  result is never a module constant (tests/test_device_state.py checks both).
+  Several results of one call may be slices of one IREE allocation, which
+  lives while any of them does. Other backends copy.
+* The callable keeps its module alive and may be called from several
   threads at once. On Vulkan, whose result buffers are not host-mappable and
   whose driver imports host memory only in 4096-byte aligned pages, results
   are copied by the device into page-aligned NumPy memory (one wait per call).
@@ -68,8 +95,12 @@ from pyfront.runtime import disk_cache
 __all__ = [
     "BACKENDS",
     "Backend",
+    "COPY",
+    "RESIDENT",
+    "UNUSED",
     "BackendRestriction",
     "CompileError",
+    
     "CompileResult",
     "LoadedModule",
     "Restriction",
@@ -106,6 +137,9 @@ class Backend:
     # Results are not host-mappable: the device copies them into host memory
     # imported with this alignment (in bytes, also of the size); 0: map them.
     host_import_alignment: int = 0
+    # Device memory is host memory (mapping a buffer neither copies nor
+    # synchronizes): results can be device-resident arrays (see the docstring).
+    shares_host_memory: bool = False
 
 
 # `-cpu=host` specializes code to this machine's CPU: right for a JIT,
@@ -185,8 +219,8 @@ _VULKAN_RESTRICTIONS = (
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
-        Backend("cpu", "llvm-cpu", "local-task", _CPU_FLAGS),
-        Backend("cpu-sync", "llvm-cpu", "local-sync", _CPU_FLAGS),
+        Backend("cpu", "llvm-cpu", "local-task", _CPU_FLAGS, shares_host_memory=True),
+        Backend("cpu-sync", "llvm-cpu", "local-sync", _CPU_FLAGS, shares_host_memory=True),
         Backend("cuda", "cuda", "cuda", _CUDA_FLAGS),
         Backend("vulkan", "vulkan-spirv", "vulkan", _VULKAN_FLAGS, _VULKAN_RESTRICTIONS, 4096),
     )
@@ -365,7 +399,7 @@ _DRIVER_HINTS = {
 
 
 class _Runtime:
-    __slots__ = ("allocator", "backend", "device", "hal_module", "instance")
+    __slots__ = ("allocator", "backend", "device", "hal_module", "instance", "resident")
 
     def __init__(self, backend: Backend):
         try:
@@ -380,6 +414,7 @@ class _Runtime:
         self.instance = ireert.VmInstance()
         self.hal_module = ireert.create_hal_module(self.instance, self.device)
         self.allocator = self.device.allocator
+        self.resident: dict[int, tuple] = {}  # device-resident arrays: see the module docstring
 
 
 _RUNTIMES: dict[str, _Runtime] = {}
@@ -433,6 +468,21 @@ def _np_type(element_type) -> np.dtype:
     dt = np.dtype(ireert.HalElementType.map_to_dtype(element_type))
     _NP_TYPES[element_type] = dt
     return dt
+
+
+# What a result becomes (`modes` of a call): see the module docstring.
+COPY, RESIDENT, UNUSED = 0, 1, 2
+
+
+def _remember(table: dict, array: np.ndarray, buffer_view, start: int, end: int) -> None:
+    """Enter `array` in its device's table of resident arrays until it dies."""
+    key = id(array)
+
+    def forget(ref) -> None:
+        if table.get(key, (None,))[0] is ref:  # not a later array that reused the id
+            del table[key]
+
+    table[key] = (weakref.ref(array, forget), buffer_view, start, end, array.shape, array.dtype)
 
 
 _LIVE_MODULES: weakref.WeakSet[LoadedModule] = weakref.WeakSet()
@@ -509,7 +559,9 @@ class _Function:
         "_module",
         "_n_results",
         "_pool",
+        "_resident",
         "_scalar_types",
+        "_shares_host_memory",
         "_vm_function",
         "name",
     )
@@ -522,6 +574,8 @@ class _Function:
         self._device = module._rt.device
         self._allocator = module._rt.allocator
         self._import_alignment = module.backend.host_import_alignment
+        self._shares_host_memory = module.backend.shares_host_memory
+        self._resident = module._rt.resident
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
@@ -532,13 +586,20 @@ class _Function:
     def __repr__(self) -> str:
         return f"<pyfront IREE function {self.name!r} on {self._module.backend.name!r}>"
 
-    def __call__(self, inputs: Sequence) -> list[np.ndarray]:
+    def __call__(self, inputs: Sequence, modes: Sequence[int] | None = None) -> list[np.ndarray | None]:
         pool = self._pool
         if pool is None:
             _after_shutdown()
-        device, allocator = self._device, self._allocator
+        device, allocator, table = self._device, self._allocator, self._resident
         args = _VariantList(len(inputs))
+        spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
         for x in inputs:
+            entry = table.get(id(x))
+            if (entry is not None and entry[0]() is x and x.shape == entry[4] and x.dtype == entry[5]
+                    and x.flags.c_contiguous):
+                args.push_ref(entry[1].ref)  # the array's own memory: no upload
+                spans.append((entry[2], entry[3]))
+                continue
             x = np.asarray(x, order="C")  # copies only non-contiguous inputs
             et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
             args.push_ref(
@@ -565,9 +626,14 @@ class _Function:
         # arrays malloc then reuses their memory instead of faulting in fresh
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).
         del args
+        may_reside = self._shares_host_memory
         results = []
         staged = []  # (index, buffer view, dtype) of results the device must copy out
         for i in range(len(out)):
+            mode = COPY if modes is None else modes[i]
+            if mode == UNUSED:
+                results.append(None)
+                continue
             try:
                 bv = out.get_as_object(i, _BufferView)
             except ValueError:  # a scalar (i32, f32, ...) rather than a tensor
@@ -579,8 +645,17 @@ class _Function:
                 staged.append((i, bv, dtype))
                 results.append(None)
                 continue
+            mapped = bv.map().asarray(bv.shape, dtype)
+            if mode == RESIDENT and may_reside and mapped.nbytes:
+                start = mapped.__array_interface__["data"][0]
+                end = start + mapped.nbytes
+                if not any(start < e and s < end for s, e in spans):
+                    spans.append((start, end))
+                    _remember(table, mapped, bv, start, end)
+                    results.append(mapped)
+                    continue
             # .copy(): the mapping is a view of IREE's buffer; see the docstring.
-            results.append(bv.map().asarray(bv.shape, dtype).copy())
+            results.append(mapped.copy())
         if staged:
             for (i, _, _), array in zip(staged, _copy_to_host(self._device, staged, self._import_alignment)):
                 results[i] = array

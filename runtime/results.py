@@ -52,6 +52,17 @@ class Stored:
     pytype: type = np.ndarray
 
 
+def leaves(tree: Any):
+    """The Output and Stored leaves of `tree`, views' bases included."""
+    if isinstance(tree, (Output, Stored)):
+        yield tree
+    elif isinstance(tree, ViewOf):
+        yield from leaves(tree.base)
+    elif isinstance(tree, Node):
+        for item in tree.items:
+            yield from leaves(item)
+
+
 def box(array: np.ndarray, pytype: type) -> Any:
     """A compiled output as the interpreter's type: ndarray, NumPy scalar or Python scalar."""
     if pytype is np.ndarray:

@@ -5,6 +5,14 @@ read the state inputs at call time, invoke the IREE function, check the
 in-graph guard flags, and only then commit deferred stores and build the
 result. Any failed check returns a `Deopt` before anything was mutated, so the
 caller can re-run the call in the interpreter from its start.
+
+What each output of the IREE function becomes (`_modes`, see
+iree_backend's docstring): arrays that a deferred store commits to Python
+state are device-resident when `device_state` is on (the next call that reads
+them passes their buffer back without an upload), the guard flags and the
+values the result or a print shows are copies, and outputs that nothing
+reads (the `store:` output of a path whose commit tree names another output)
+are not copied at all.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ from typing import Any
 
 import numpy as np
 from pyfront.dialects.state_path import Path
-from pyfront.runtime.results import ResultBuilder, Stored, make_committer, make_resolver
+from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
+from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
 
 from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
 
@@ -58,6 +67,7 @@ class Variant:
     effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
+    device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
@@ -66,6 +76,7 @@ class Variant:
     _store_index: dict = field(default_factory=dict, repr=False)
     _result_index: list = field(default_factory=list, repr=False)
     _guard_index: int | None = None
+    _modes: tuple = ()  # per output: iree_backend.COPY, RESIDENT or UNUSED
     _resolvers: dict = field(default_factory=dict, repr=False)  # Path -> getter, built on first use
 
     def __post_init__(self) -> None:
@@ -87,6 +98,24 @@ class Variant:
         trees = dict(self.commits)
         order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
         self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
+        self._modes = self._output_modes()
+
+    def _output_modes(self) -> tuple:
+        def key(leaf) -> tuple:
+            return ("out", leaf.index) if isinstance(leaf, Output) else ("store", leaf.path)
+
+        committed = [tree for _, tree in self._commits]
+        state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
+        read = {key(x) for tree in [self.result_tree, *committed, *(t for t, _ in self.effects)] for x in leaves(tree)}
+        resident = RESIDENT if self.device_state else COPY
+        modes = []
+        for i, p in enumerate(self.output_paths):
+            if i == self._guard_index:
+                modes.append(COPY)
+                continue
+            k = ("store", p[6:]) if p.startswith("store:") else ("out", self._result_index.index(i))
+            modes.append(resident if k in state else COPY if k in read else UNUSED)
+        return tuple(modes)
 
     def run(self, args: tuple) -> Any:
         for g in self.identity_guards:
@@ -113,7 +142,7 @@ class Variant:
                     info.failures += 1
                     return Deopt(g.kind, g.site, g.reason)
             # A function whose results are all inputs, views or constants needs no device call.
-            outputs = self.invoke(inputs) if self.output_paths else []
+            outputs = self.invoke(inputs, self._modes) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
