@@ -117,7 +117,12 @@ class Variant:
             modes.append(resident if k in state else COPY if k in read else UNUSED)
         return tuple(modes)
 
-    def run(self, args: tuple) -> Any:
+    def entry_failure(self, args: tuple) -> Deopt | None:
+        """The first entry guard (identity, state, alias) that fails for `args`, or None.
+
+        Reads state only: nothing runs and nothing is mutated, so a dispatcher may
+        try several variants' entry guards before running one (pyfront/variant_group.py).
+        """
         for g in self.identity_guards:
             if not g.holds():
                 return Deopt("state", g.site, f"changed: {g.describe()}")
@@ -135,6 +140,14 @@ class Variant:
                 return Deopt("state", g.site, f"reading state raised {type(e).__name__}")
             if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
+        return None
+
+    def run(self, args: tuple, entry_checked: bool = False) -> Any:
+        """Run the call; `entry_checked`: the caller has just seen `entry_failure(args)` be None."""
+        if not entry_checked:
+            failure = self.entry_failure(args)
+            if failure is not None:
+                return failure
         try:
             inputs = [resolve(args) for resolve in self._inputs]
             for info, g in self.hoisted_guards:  # in-graph guards moved to the host: the same deopt
