@@ -262,3 +262,73 @@ def grad_arg5(a, b, x):
 def test_out_of_range_argnums_raise_as_in_the_interpreter():
     fn = check(grad_arg5, [(f32(4), f32(4), f32(4))] * 2)
     assert pyfront.explain(fn).compiled_calls == 0
+
+
+# Dynamic dims: a batch that varies between calls becomes a dynamic dim -----------
+#
+# After two sizes of a dim the front end compiles a variant where it is dynamic
+# (`?`); the VJP rules then build cotangents whose shapes are only known at run
+# time (reshape back to several dynamic dims, slices and concatenations along a
+# dynamic dim, reductions over broadcast axes beside dynamic dims).
+
+
+def batches(*shapes_of_call):
+    """One call (w, x) per shape of x; w (4, 3) is shared."""
+    w = f64(4, 3)
+    return [(w, f64(*shape)) for shape in shapes_of_call]
+
+
+def flatten_loss(w, x):
+    h = np.tanh(x @ w)  # (?, ?, 3)
+    flat = h.reshape(-1)  # back to (?, ?, 3) in the backward
+    return np.sum(flat * flat)
+
+
+def grad_flatten(w, x):
+    return pyfront.grad(flatten_loss, argnums=(0, 1))(w, x)
+
+
+def test_reshape_back_to_several_dynamic_dims():
+    fn = check(grad_flatten, batches((2, 3, 4), (3, 4, 4), (4, 5, 4), (5, 2, 4)))
+    compiled_some(fn)
+
+
+def slices_loss(w, x):
+    h = np.tanh(x @ w)  # (?, 3)
+    return np.sum(h[1:] * h[:-1]) + np.sum(h[::2] ** 2) + np.sum(h[2:3])
+
+
+def grad_slices(w, x):
+    return pyfront.grad(slices_loss, argnums=(0, 1))(w, x)
+
+
+def test_slices_along_a_dynamic_dim():
+    compiled_some(check(grad_slices, batches((3, 4), (5, 4), (6, 4), (7, 4))))
+
+
+def concat_loss(w, x, y):
+    h = np.concatenate([x @ w, y, x[:, :3] * 2.0], axis=0)  # (? + 2 + ?, 3)
+    return np.sum(np.tanh(h) * h)
+
+
+def grad_concat(w, x, y):
+    return pyfront.value_and_grad(concat_loss, argnums=(0, 1, 2))(w, x, y)
+
+
+def test_concatenate_with_a_dynamic_dim_before_the_last_operand():
+    calls = [(w, x, f64(2, 3)) for w, x in batches((3, 4), (5, 4), (6, 4), (4, 4))]
+    compiled_some(check(grad_concat, calls))
+
+
+def bias_loss(b, x):
+    return np.sum(np.tanh(x + b) ** 2)  # b (1, 4) broadcast over (?, ?, 4)
+
+
+def grad_bias(b, x):
+    return pyfront.grad(bias_loss)(b, x)
+
+
+def test_unbroadcast_beside_several_dynamic_dims():
+    b = f64(1, 4)
+    calls = [(b, f64(*s)) for s in ((2, 3, 4), (3, 5, 4), (4, 2, 4), (5, 3, 4))]
+    compiled_some(check(grad_bias, calls))

@@ -223,6 +223,10 @@ SPECS: dict[str, list[Spec]] = {
     "avg_pool2d_grad": [_spec([(2, 3, 4, 4)], input_hw=(7, 6), kernel=(3, 2), strides=(2, 2), padding=(1, 1))],
     "embedding": [_spec([(3, 4), (2, 5)]), _spec([(3, 4), ()], "one")],
     "embedding_grad": [_spec([(2, 5, 4), (2, 5)], num_rows=3)],
+    # Gradient primitives of shape.py (the second operands give the result's shape).
+    "reshape_as": [_spec([(3, 4), (2, 6)]), _spec([(6,), (2, 1, 3)], "one")],
+    "slice_grad": [_spec([(2, 3), (5, 6)], offsets=(1, 0), strides=(2, 2))],
+    "concatenate_grad": [_spec([(6, 4), (1, 4), (2, 4), (3, 4)], "one", axis=0, index=1)],
 }
 SPECS["argmin"] = SPECS["argmax"]
 

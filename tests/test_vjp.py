@@ -6,7 +6,8 @@
 - `test_vjp_matches_finite_differences`: in float64, on random inputs (shapes
   with broadcasting, params), the rule's cotangents equal central finite
   differences of <ct, f(x)> for every float operand, and are None for the
-  others (conditions, indices).
+  others (conditions, indices) and for operands that only give a shape (the
+  gradient primitives' `like` operands; their finite differences are zero).
 - `test_vjp_runs_on_ir_values`: the same rule applied with `bind` on
   `ir.Value`s (static and dynamic shapes) builds ops the verifier accepts (it
   re-derives every result type) and gives each operand a cotangent of its own
@@ -106,6 +107,11 @@ CASES: list[Case] = [
     _c("slice", (4, 5), offsets=(1, 0), sizes=(0, -1), strides=(1, 1)),
     _c("take", (3, 4), (), dtypes=("float64", "int64")),
     _c("take", (3,), (), dtypes=("float64", "int64")),
+    # Gradient primitives of shape.py; their second operands only give a shape.
+    _c("reshape_as", (2, 6), (3, 4)),
+    _c("reshape_as", (6,), (2, 1, 3)),
+    _c("slice_grad", (2, 3), (5, 6), offsets=(1, 0), strides=(2, 2)),
+    _c("concatenate_grad", (6, 4), (1, 4), (2, 4), (3, 4), axis=0, index=1),
     # DL primitives (nn.py); index operands are drawn from -5..5, in range of 6 rows.
     _c("conv2d", (2, 2, 5, 4), (3, 2, 3, 2), strides=(2, 1), padding=(1, 1)),
     _c("conv2d_input_grad", (2, 3, 3, 5), (3, 2, 3, 2), input_hw=(5, 4), strides=(2, 1), padding=(1, 1)),
@@ -147,6 +153,11 @@ def _inputs(case: Case) -> list[np.ndarray]:
     return out
 
 
+def _shape_only(case: Case, i: int) -> bool:
+    """Whether operand `i` only gives the result's shape (no cotangent flows to it)."""
+    return (case.prim in ("reshape_as", "slice_grad") and i == 1) or (case.prim == "concatenate_grad" and i > 0)
+
+
 def _impl(case: Case, xs: list[np.ndarray]) -> np.ndarray:
     return bind.apply(case.prim, *xs, **case.kwargs)
 
@@ -166,6 +177,9 @@ def test_vjp_matches_finite_differences(case: Case):
         if x.dtype.kind != "f" or out.dtype.kind != "f":
             assert got is None, f"operand {i} ({x.dtype}) should get no cotangent"
             continue
+        if _shape_only(case, i):
+            assert got is None, f"operand {i} only gives a shape and should get no cotangent"
+            got = np.zeros(x.shape)  # what the finite differences must show
         assert got.shape == x.shape and got.dtype == x.dtype, (got.shape, got.dtype)
         want = np.zeros(x.shape)
         for k in np.ndindex(x.shape):
@@ -221,16 +235,18 @@ def test_prod_with_zeros():
     np.testing.assert_allclose(g, [[0, 6, 0], [0, 0, 0], [2, 1, 8]])
 
 
-def test_reshape_that_the_primitive_cannot_undo_raises():
+def test_take_from_a_dynamic_first_dim_is_refused_by_name():
+    """The one case no rule can build: AD on the IR turns it into `Unsupported` (ir_ad.py)."""
     with new_context(), ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("f", ([tensor_type((None, 4), F32), tensor_type((None,), F32)], []))
+            i64 = np.dtype(np.int64)
+            fn = func.FuncOp("f", ([tensor_type((None, 4), F32), tensor_type((), i64), tensor_type((4,), F32)], []))
             with ir.InsertionPoint(fn.add_entry_block()):
-                x, ct = fn.arguments
-                out = get("reshape").build([x], shape=[-1])
-                with pytest.raises(NotImplementedError, match="VJP of reshape"):
-                    get("reshape").vjp(ct, out, x, shape=[-1])
+                x, i, ct = fn.arguments
+                out = get("take").build([x, i])
+                with pytest.raises(bind.NoVJP, match="take from a dynamic first dim"):
+                    get("take").vjp(ct, out, x, i)
 
 
 # Rules on IR values -------------------------------------------------------------
@@ -249,8 +265,20 @@ DYNAMIC_CASES = [
     _c("matmul", (None, 4), (4, 5)),
     _c("matmul", (None, 3, 4), (4,)),
     _c("reshape", (None, 2, 3), shape=(-1, 6)),
+    _c("reshape", (None, 4), shape=(-1,)),
+    _c("reshape", (None, None, 3), shape=(-1,)),
+    _c("add", (None, None, 4), (4,)),
+    _c("add", (None, None, 1), (None, 1, 4)),
     _c("slice", (None, 6), offsets=(0, 1), sizes=(-1, 2), strides=(1, 2)),
+    _c("slice", (None, 6), offsets=(1, 0), sizes=(2, -1), strides=(2, 1)),
+    _c("slice", (None, None), offsets=(1, 1), sizes=(-1, -1), strides=(2, 3)),
     _c("concatenate", (2, 3), (None, 3), axis=0),
+    _c("concatenate", (None, 3), (2, 3), axis=0),
+    _c("concatenate", (None, 3), (None, 3), (4, 3), axis=0),
+    _c("concatenate", (2, None), (2, 3), axis=0),
+    _c("reshape_as", (None,), (None, None, 3)),
+    _c("slice_grad", (None, 2), (None, 6), offsets=(0, 1), strides=(1, 2)),
+    _c("concatenate_grad", (None, 3), (None, 3), (4, 3), axis=0, index=1),
     _c("broadcast_to", (1, 4), shape=(3, -1)),
     _c("conv2d", (None, 2, 5, 4), (3, 2, 3, 2), strides=(1, 1), padding=(1, 1)),
     _c("max_pool2d", (None, 2, 4, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
@@ -280,8 +308,8 @@ def test_vjp_runs_on_ir_values(case: Case):
                 func.ReturnOp([])
         verify_module(module)
         assert len(cts) == len(args)
-        for arg, got in zip(args, cts):
-            if bind.is_differentiable(arg) and bind.is_differentiable(out):
+        for i, (arg, got) in enumerate(zip(args, cts)):
+            if bind.is_differentiable(arg) and bind.is_differentiable(out) and not _shape_only(case, i):
                 assert got is not None and got.type == arg.type, (got, arg.type)
             else:
                 assert got is None

@@ -79,14 +79,25 @@ def constant(value: Any, like: Operand) -> Operand:
 
 
 def unbroadcast(ct: Operand, target: Shape) -> Operand:
-    """Sum `ct` (the cotangent of a broadcast result) back to an operand of shape `target`."""
+    """Sum `ct` (the cotangent of a broadcast result) back to an operand of shape `target`.
+
+    Leading axes are summed away, then the axes `target` has as 1 are summed
+    keeping them, so no reshape names a dim (dynamic dims are never broadcast).
+    """
     ct_shape = shape(ct)
     lead = len(ct_shape) - len(target)
-    axes = [i for i, d in enumerate(ct_shape) if i < lead or (target[i - lead] == 1 and d != 1)]
-    if not axes:
-        return ct
-    summed = apply("sum", ct, axes=axes, keepdims=True)
-    return apply("reshape", summed, shape=[-1 if d is None else d for d in target]) if lead else summed
+    if lead:
+        ct = apply("sum", ct, axes=list(range(lead)), keepdims=False)
+    axes = [i for i, (d, t) in enumerate(zip(ct_shape[lead:], target)) if t == 1 and d != 1]
+    return apply("sum", ct, axes=axes, keepdims=True) if axes else ct
+
+
+class NoVJP(NotImplementedError):
+    """Raised by a VJP rule for a case it cannot differentiate (named in the message).
+
+    The AD on the IR turns it into `Unsupported` at the op's source line, so
+    the call runs in the interpreter (whose arrays have no dynamic dims).
+    """
 
 
 def is_differentiable(x: Operand) -> bool:

@@ -1,4 +1,4 @@
-"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice.
+"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice, take, and their gradients.
 
 `slice` is NumPy basic slicing along every dimension with positive steps
 (offsets, sizes and strides already normalized by the front end); integer
@@ -19,15 +19,20 @@ encode them, -1 marking a size known only at run time:
   a dynamic dim is assumed in bounds; the front end guards it.
 
 VJPs (float operands; None for int and bool, and for take's index):
-reshape, transpose and broadcast_to undo themselves (broadcast_to sums);
-concatenate slices the cotangent; slice pads it with zeros (interleaving
-zeros for strides > 1); take puts it in row i of zeros. Where the params
-cannot name a dynamic dim (a reshape back to several dynamic dims, slicing
-or concatenating along a dynamic dim before the last operand, take from a
-dynamic first dim) the rule raises NotImplementedError naming the case.
+transpose and broadcast_to undo themselves (broadcast_to sums); the other
+rules use the gradient primitives below, which take the forward operand
+whose (run-time) shape the cotangent must have as an operand, so every
+dynamic dim is handled: reshape's cotangent is `reshape_as` the operand,
+slice's is `slice_grad` (zeros with the cotangent inserted), and
+concatenate's are `concatenate_grad` (the part each operand contributed, at
+a run-time offset when an earlier operand is dynamic along the axis). take
+puts the cotangent in row i of zeros; from a dynamic first dim it raises
+`bind.NoVJP` (the AD on the IR refuses the call as `Unsupported`).
 """
 
 from __future__ import annotations
+
+from functools import reduce
 
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, tensor
@@ -81,14 +86,7 @@ def _lower_reshape(view, x):
 
 @_float_only
 def _reshape_vjp(ct, out, x, shape):
-    back = _param_dims(bind.shape(x))
-    try:
-        _reshape_shape(bind.shape(ct), back)
-    except ValueError:
-        raise NotImplementedError(
-            f"VJP of reshape: the reshape primitive cannot take {bind.shape(ct)} back to {bind.shape(x)}"
-        ) from None
-    return (apply("reshape", ct, shape=back),)
+    return (apply("reshape_as", ct, x),)
 
 
 RESHAPE = primitive(
@@ -186,16 +184,7 @@ def _concat_shape(*shapes, axis):
 
 @_float_only
 def _concatenate_vjp(ct, out, *xs, axis):
-    rank, offset, cts = len(bind.shape(ct)), 0, []
-    for k, x in enumerate(xs):
-        size = bind.shape(x)[axis]
-        if size is None and k < len(xs) - 1:
-            raise NotImplementedError("VJP of concatenate: a dynamic dim along the axis before the last operand")
-        offsets, sizes = [0] * rank, [-1] * rank
-        offsets[axis], sizes[axis] = offset, _param_dims([size])[0]
-        cts.append(apply("slice", ct, offsets=offsets, sizes=sizes, strides=[1] * rank))
-        offset += size or 0
-    return tuple(cts)
+    return tuple(apply("concatenate_grad", ct, *xs, axis=axis, index=k) for k in range(len(xs)))
 
 
 CONCATENATE = primitive(
@@ -244,53 +233,9 @@ def _lower_slice(view, x):
     return tensor.extract_slice(view.result.type, x, [], dynamic, [], offsets, static, strides)
 
 
-def _zeros_along(x, axis: int, size: int):
-    """Zeros shaped like `x` but with `size` at `axis` (x's dim there is static and nonzero)."""
-    shape = list(bind.shape(x))
-    shape[axis] = size
-    if None not in shape:
-        return bind.array(np.zeros(shape), bind.dtype(x), x)
-    rank = len(shape)
-    first = apply("slice", x, offsets=[0] * rank, sizes=[1 if i == axis else -1 for i in range(rank)],
-                  strides=[1] * rank)
-    return bind.zeros_like(apply("broadcast_to", first, shape=[size if i == axis else -1 for i in range(rank)]))
-
-
-def _interleave_zeros(ct, axis: int, stride: int):
-    """`ct` with `stride - 1` zeros after each element along `axis`, less the trailing ones."""
-    shape = bind.shape(ct)
-    if shape.count(None) > 1:
-        raise NotImplementedError("VJP of a strided slice of an array with several dynamic dims")
-    n = shape[axis]
-    spread = bind.expand_dims(ct, [axis + 1])
-    spread = apply("concatenate", spread, _zeros_along(spread, axis + 1, stride - 1), axis=axis + 1)
-    flat = _param_dims(shape)
-    flat[axis] = n * stride
-    spread = apply("reshape", spread, shape=flat)
-    rank = len(shape)
-    sizes = [-1] * rank
-    sizes[axis] = (n - 1) * stride + 1
-    return apply("slice", spread, offsets=[0] * rank, sizes=sizes, strides=[1] * rank)
-
-
 @_float_only
 def _slice_vjp(ct, out, x, offsets, sizes, strides):
-    if 0 in bind.shape(ct):
-        return (bind.zeros_like(x),)
-    ct_x = ct
-    for axis, (dim, offset, size, stride) in enumerate(zip(bind.shape(x), offsets, sizes, strides)):
-        if offset == 0 and stride == 1 and size in (-1, dim):
-            continue  # the whole dim
-        if dim is None:
-            raise NotImplementedError("VJP of slice: slicing along a dynamic dim")
-        size = bind.shape(ct_x)[axis]
-        if stride > 1:
-            ct_x = _interleave_zeros(ct_x, axis, stride)
-        span = (size - 1) * stride + 1
-        parts = [_zeros_along(ct_x, axis, offset)] * (offset > 0) + [ct_x]
-        parts += [_zeros_along(ct_x, axis, dim - offset - span)] * (dim - offset - span > 0)
-        ct_x = apply("concatenate", *parts, axis=axis) if len(parts) > 1 else ct_x
-    return (ct_x,)
+    return (apply("slice_grad", ct, x, offsets=offsets, strides=strides),)
 
 
 SLICE = primitive(
@@ -334,7 +279,8 @@ def _lower_take(view, x, i):
 def _take_vjp(ct, out, x, i):
     n, rank = bind.shape(x)[0], len(bind.shape(x))
     if n is None:
-        raise NotImplementedError("VJP of take from a dynamic first dim")
+        raise bind.NoVJP("the VJP of take from a dynamic first dim (an index into an array whose length "
+                         "varies between calls) is not supported yet")
     row = bind.expand_dims(apply("equal", bind.iota(n, ct), i), range(1, rank))
     return apply("where", row, bind.expand_dims(ct, [0]), constant(0, ct)), None
 
@@ -349,4 +295,134 @@ TAKE = primitive(
     arity=2,
     operand_rule=lambda x, i, **_: None if i == np.int64 else "the index must be int64",
     vjp=_take_vjp,
+)
+
+
+# Gradient primitives ------------------------------------------------------------------
+#
+# Each takes, as an operand, the forward value whose shape its result has, so
+# a dynamic dim is read at run time instead of being named in a param.
+
+
+def _reshape_as_shape(s, like):
+    if None not in s and None not in like and int(np.prod(s)) != int(np.prod(like)):
+        raise ValueError(f"cannot reshape array of shape {tuple(s)} into shape {tuple(like)}")
+    return tuple(like)
+
+
+@_float_only
+def _reshape_as_vjp(g, out, x, like):
+    return apply("reshape_as", g, x), None
+
+
+RESHAPE_AS = primitive(
+    "reshape_as",
+    "NumPy `x.reshape(like.shape)` in C order: `like` gives the (run-time) shape, its element count must be x's.",
+    impl=lambda x, like: np.reshape(x, np.shape(like)),
+    shape_rule=_reshape_as_shape,
+    dtype_rule=lambda x, like: x,
+    lower=lambda view, x, like: emit.reshape(x, emit.dims(like)),
+    arity=2,
+    vjp=_reshape_as_vjp,
+)
+
+
+def _slice_grad_shape(ct, like, offsets, strides):
+    if not len(ct) == len(like) == len(offsets) == len(strides):
+        raise ValueError("slice_grad needs one offset and stride per dimension of both operands")
+    for n, d, o, st in zip(ct, like, offsets, strides):
+        if st <= 0 or o < 0 or (n is not None and d is not None and n > 0 and o + (n - 1) * st >= d):
+            raise ValueError(f"slice_grad: {n} elements (offset {o}, stride {st}) do not fit in dim {d}")
+    return tuple(like)
+
+
+def _slice_grad_impl(ct, like, offsets, strides):
+    grad = np.zeros(np.shape(like), np.asarray(ct).dtype)
+    grad[tuple(slice(o, o + n * st, st) for o, n, st in zip(offsets, np.shape(ct), strides))] = ct
+    return grad
+
+
+def _lower_slice_grad(view, ct, like):
+    dest = emit.fill(0, emit.dims(like), tensor_dtype(ct.type))
+    dynamic, static = emit.mixed(emit.dims(ct))
+    return tensor.insert_slice(ct, dest, [], dynamic, [], list(view.offsets), static, list(view.strides))
+
+
+@_float_only
+def _slice_grad_vjp(g, out, ct, like, offsets, strides):
+    sizes = _param_dims(bind.shape(ct))  # a dynamic dim of ct runs to the end (it came from a `:` slice)
+    return apply("slice", g, offsets=offsets, sizes=sizes, strides=strides), None
+
+
+SLICE_GRAD = primitive(
+    "slice_grad",
+    "The gradient of slice: zeros shaped like `like` with `ct` at `offsets` + i * `strides` "
+    "(a dynamic dim of `ct` runs to the end of `like`'s).",
+    impl=_slice_grad_impl,
+    shape_rule=_slice_grad_shape,
+    dtype_rule=lambda ct, like, **_: ct,
+    lower=_lower_slice_grad,
+    arity=2,
+    params=(
+        Attr("offsets", "i64s", "start index per dimension"),
+        Attr("strides", "i64s", "positive step per dimension"),
+    ),
+    vjp=_slice_grad_vjp,
+)
+
+
+def _concatenate_grad_shape(ct, *xs, axis, index):
+    if not 0 <= index < len(xs):
+        raise ValueError(f"concatenate_grad: operand {index} of {len(xs)}")
+    _concat_shape(*xs, axis=axis)
+    if len(ct) != len(xs[index]):
+        raise ValueError("concatenate_grad: the cotangent and the operands differ in rank")
+    return tuple(xs[index])
+
+
+def _concatenate_grad_impl(ct, *xs, axis, index):
+    start = sum(np.shape(x)[axis] for x in xs[:index])
+    return np.take(ct, np.arange(start, start + np.shape(xs[index])[axis]), axis=axis)
+
+
+def _sum_sizes(sizes):
+    """The sum of `sizes` (an int when all are static, else an `index` value)."""
+    static = sum(s for s in sizes if not isinstance(s, ir.Value))
+    dynamic = [s for s in sizes if isinstance(s, ir.Value)]
+    return reduce(arith.addi, dynamic, emit.index(static)) if dynamic else static
+
+
+def _lower_concatenate_grad(view, ct, *xs):
+    axis, index = view.axis, view.index
+    start = _sum_sizes([emit.dim(x, axis) for x in xs[:index]])
+    rank = len(shape_of(ct.type))
+    offsets = [start if i == axis else 0 for i in range(rank)]
+    dynamic_offsets = [o for o in offsets if isinstance(o, ir.Value)]
+    static_offsets = [ir.ShapedType.get_dynamic_stride_or_offset() if isinstance(o, ir.Value) else o
+                      for o in offsets]
+    dynamic_sizes, static_sizes = emit.mixed(emit.dims(xs[index]))
+    return tensor.extract_slice(view.result.type, ct, dynamic_offsets, dynamic_sizes, [],
+                                static_offsets, static_sizes, [1] * rank)
+
+
+@_float_only
+def _concatenate_grad_vjp(g, out, ct, *xs, axis, index):
+    parts = [g if k == index else bind.zeros_like(x) for k, x in enumerate(xs)]
+    return (apply("concatenate", *parts, axis=axis), *(None for _ in xs))
+
+
+CONCATENATE_GRAD = primitive(
+    "concatenate_grad",
+    "The gradient of concatenate for operand `index`: the part of `ct` (shaped like concatenate(xs, axis)) "
+    "that xs[index] occupies, shaped like xs[index].",
+    impl=_concatenate_grad_impl,
+    shape_rule=_concatenate_grad_shape,
+    dtype_rule=lambda ct, *xs, **_: ct,
+    lower=_lower_concatenate_grad,
+    arity=None,
+    params=(
+        Attr("axis", "int", "concatenation axis, non-negative"),
+        Attr("index", "int", "which operand of the concatenation"),
+    ),
+    vjp=_concatenate_grad_vjp,
 )

@@ -20,7 +20,8 @@ Guarantees:
   and anything `output` does not use cost nothing and need no rule;
 - cotangents of a value used several times are added;
 - an active op without a VJP rule, an active op with regions (scf.if/for/while),
-  and a state write of a differentiated value raise `Unsupported` naming the
+  a case its rule cannot differentiate (`bind.NoVJP`, e.g. take from a dynamic
+  first dim) and a state write of a differentiated value raise `Unsupported` naming the
   op and the user's file:line (ops carry it as their location), so the call
   runs in the interpreter;
 - every emitted op carries the location of the forward op it differentiates;
@@ -64,7 +65,10 @@ def backward(
             continue  # every use of the result contributed no cotangent (e.g. a `where` condition)
         prim = by_op_name(op.name)
         with op.location:
-            operand_cts = prim.vjp(ct, result, *op.operands, **prim.opdef.view(op).params)
+            try:
+                operand_cts = prim.vjp(ct, result, *op.operands, **prim.opdef.view(op).params)
+            except bind.NoVJP as e:
+                raise _unsupported(op, str(e)) from None
         if len(operand_cts) != len(op.operands):
             raise ValueError(f"the VJP rule of {op.name} returned {len(operand_cts)} cotangents "
                              f"for {len(op.operands)} operands")
