@@ -8,10 +8,12 @@ Two workloads in plain NumPy:
 - mlp_step: one training step of a 2-layer MLP (64 -> 128 -> 10, batch 32,
   softmax cross-entropy), manual backprop, SGD update of the model object's
   attributes (deferred stores committed by the runtime).
-Configurations, each adding passes to the previous one: the interpreter
-(NumPy), compiled with no optional passes (only the required lowerings),
-+unroll, +specialize (with hoist-entry-guards), +canonicalize and cse (the
-default pipeline), +fuse (not in the default: see passes/pipeline.py). A
+Configurations, each adding to the previous one: the interpreter (NumPy),
+compiled with no optional passes (only the required lowerings) and every
+result copied out, +unroll, +specialize (with hoist-entry-guards),
++canonicalize and cse (the default pipeline), +device-resident state (the
+default configuration: committed arrays stay in IREE's buffers, see
+runtime/iree_backend.py), +fuse (not in the default: see passes/pipeline.py). A
 configuration IREE cannot compile is reported as such in the table. Each configuration is compiled, warmed
 up, then timed: `--repeats` samples of `--calls` calls each; the table shows
 the median time per call and its ratio to the interpreter's median, all
@@ -91,13 +93,16 @@ def _pipeline(*optional: str) -> tuple[str, ...]:
     return tuple(p for p in WITH_FUSION if p in REQUIRED or p in optional)
 
 
+_DEFAULT = _pipeline("unroll", "specialize", "hoist-entry-guards", "canonicalize", "cse")
+# (label, passes or None for the interpreter, device-resident state)
 CONFIGS = [
-    ("interpreter", None),
-    ("compiled, no optional passes", _pipeline()),
-    ("+unroll", _pipeline("unroll")),
-    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards")),
-    ("default (+canonicalize, cse)", _pipeline("unroll", "specialize", "hoist-entry-guards", "canonicalize", "cse")),
-    ("+fuse", WITH_FUSION),
+    ("interpreter", None, False),
+    ("compiled, no optional passes", _pipeline(), False),
+    ("+unroll", _pipeline("unroll"), False),
+    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards"), False),
+    ("+canonicalize, cse", _DEFAULT, False),
+    ("+device state (default)", _DEFAULT, True),
+    ("+fuse", WITH_FUSION, True),
 ]
 
 
@@ -107,12 +112,12 @@ def _close(a, b) -> bool:
     return np.allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def measure(fn, args, passes, repeats: int, calls: int) -> float | str:
+def measure(fn, args, passes, device_state: bool, repeats: int, calls: int) -> float | str:
     """Median seconds per call, or why the configuration did not compile."""
     if passes is None:
         run = fn
     else:
-        run = pyfront.compile(fn, passes=passes, profile_calls=1)
+        run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state)
         expected = fn(*copy.deepcopy(args))
         for _ in range(3):
             got = run(*copy.deepcopy(args))
@@ -142,8 +147,8 @@ def main(argv=None) -> None:
     rows = []
     for name, (fn, fn_args) in workloads().items():
         base = None
-        for label, passes in CONFIGS:
-            t = measure(fn, fn_args, passes, args.repeats, args.calls)
+        for label, passes, device_state in CONFIGS:
+            t = measure(fn, fn_args, passes, device_state, args.repeats, args.calls)
             if isinstance(t, str):
                 rows.append((name, label, t, None))
                 continue

@@ -414,7 +414,7 @@ class _Runtime:
         self.instance = ireert.VmInstance()
         self.hal_module = ireert.create_hal_module(self.instance, self.device)
         self.allocator = self.device.allocator
-        self.resident: dict[int, tuple] = {}  # device-resident arrays: see the module docstring
+        self.resident: dict[int, _Resident] = {}  # device-resident arrays: see the module docstring
 
 
 _RUNTIMES: dict[str, _Runtime] = {}
@@ -474,17 +474,28 @@ def _np_type(element_type) -> np.dtype:
 COPY, RESIDENT, UNUSED = 0, 1, 2
 
 
-def _remember(table: dict, array: np.ndarray, buffer_view, start: int, end: int) -> None:
-    """Enter `array` in its device's table of resident arrays until it dies."""
-    key = id(array)
+class _Resident(weakref.ref):
+    """A device's table entry for a resident array: a weak reference to it, and its buffer.
 
-    def forget(ref) -> None:
-        if table.get(key, (None,))[0] is ref:  # not a later array that reused the id
-            del table[key]
+    The entry is keyed by `id(array)` and removes itself when the array dies
+    (unless a later array with the same id replaced it).
+    """
 
-    table[key] = (weakref.ref(array, forget), buffer_view, start, end, array.shape, array.dtype)
+    __slots__ = ("buffer_view", "dtype", "end", "key", "shape", "start", "table")
+
+    def __new__(cls, array: np.ndarray, *_):
+        return super().__new__(cls, array, _forget)
+
+    def __init__(self, array: np.ndarray, table: dict, buffer_view, start: int, end: int):
+        super().__init__(array, _forget)
+        self.table, self.buffer_view, self.start, self.end = table, buffer_view, start, end
+        self.shape, self.dtype, self.key = array.shape, array.dtype, id(array)
+        table[self.key] = self
 
 
+def _forget(entry: _Resident) -> None:
+    if entry.table.get(entry.key) is entry:
+        del entry.table[entry.key]
 _LIVE_MODULES: weakref.WeakSet[LoadedModule] = weakref.WeakSet()
 _LIVE_FUNCTIONS: weakref.WeakSet[_Function] = weakref.WeakSet()
 _NEVER = threading.Event()  # never set: see _after_shutdown
@@ -595,10 +606,10 @@ class _Function:
         spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
         for x in inputs:
             entry = table.get(id(x))
-            if (entry is not None and entry[0]() is x and x.shape == entry[4] and x.dtype == entry[5]
+            if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
                     and x.flags.c_contiguous):
-                args.push_ref(entry[1].ref)  # the array's own memory: no upload
-                spans.append((entry[2], entry[3]))
+                args.push_ref(entry.buffer_view.ref)  # the array's own memory: no upload
+                spans.append((entry.start, entry.end))
                 continue
             x = np.asarray(x, order="C")  # copies only non-contiguous inputs
             et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
@@ -647,11 +658,11 @@ class _Function:
                 continue
             mapped = bv.map().asarray(bv.shape, dtype)
             if mode == RESIDENT and may_reside and mapped.nbytes:
-                start = mapped.__array_interface__["data"][0]
+                start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
                 end = start + mapped.nbytes
                 if not any(start < e and s < end for s, e in spans):
                     spans.append((start, end))
-                    _remember(table, mapped, bv, start, end)
+                    _Resident(mapped, table, bv, start, end)
                     results.append(mapped)
                     continue
             # .copy(): the mapping is a view of IREE's buffer; see the docstring.

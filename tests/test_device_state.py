@@ -62,8 +62,8 @@ def check_loop(step: Callable, make_args: Callable[[], tuple], between: Callable
     compiled_args = copy.deepcopy(plain_args)
     plain_log, compiled_log = [], []
     for i in range(steps):
-        expected, expected_error, _ = _run(step, plain_args)
-        got, error, _ = _run(compiled, compiled_args)
+        expected, expected_error, *_ = _run(step, plain_args)
+        got, error, *_ = _run(compiled, compiled_args)
         assert type(error) is type(expected_error) and str(error) == str(expected_error), (error, expected_error)
         assert_exact(expected, got, f"step {i} result")
         between(plain_args, i, plain_log)
@@ -100,7 +100,7 @@ def model_args(n: int = 4):
 def resident(array: np.ndarray, backend: str = "cpu") -> bool:
     """Whether `array` is in its device's table of resident arrays (white box)."""
     entry = iree_backend._runtime(iree_backend.get_backend(backend)).resident.get(id(array))
-    return entry is not None and entry[0]() is array
+    return entry is not None and entry() is array
 
 
 # Reading between calls ---------------------------------------------------------
