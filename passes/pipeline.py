@@ -1,8 +1,10 @@
 """The JIT pipeline between graph generation and IREE, and how a caller changes it.
 
 `JIT_PIPELINE` is the default, in order. `REQUIRED` passes lower what IREE
-cannot read (Python state, guards, pyfront array ops): a pipeline without one
-of them cannot run, so `check_pipeline` rejects it. The others (`OPTIONAL`)
+cannot read (Python state, guards, pyfront array ops) or keep the
+interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
+and errors): a pipeline without one of them is wrong or cannot run, so
+`check_pipeline` rejects it. The others (`OPTIONAL`)
 only make the program faster and may be left out, e.g. for an ablation:
 
     Config(passes=without("unroll", "fuse"))
@@ -17,6 +19,8 @@ from pyfront.passes.registry import all_passes
 JIT_PIPELINE: tuple[str, ...] = (
     "lower-deferred-state",
     "unroll",
+    # After the passes that add primitive ops, before `specialize` folds any away.
+    "guard-fp-events",
     "specialize",
     "hoist-entry-guards",
     "lower-guards",
@@ -25,7 +29,7 @@ JIT_PIPELINE: tuple[str, ...] = (
     "cse",
 )
 
-REQUIRED: tuple[str, ...] = ("lower-deferred-state", "lower-guards", "lower-to-linalg")
+REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "lower-guards", "lower-to-linalg")
 # `fuse` is not in the default: measured, it never lowered IREE's dispatch count
 # (IREE's own dispatch formation already fuses elementwise chains into their
 # matmul), it raised it for softmax (1 -> 2), and on the unrolled LSTM of

@@ -55,6 +55,7 @@ def _load_all() -> None:
     from pyfront.passes import (  # noqa: F401
         differentiate,
         fuse,
+        guard_fp_events,
         hoist_entry_guards,
         lower_deferred_state,
         lower_guards,

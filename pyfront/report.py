@@ -42,6 +42,10 @@ HINTS: tuple[tuple[str, str], ...] = (
      "bug, please report it with the function; set PYFRONT_DUMP_DIR to see the IR")),
     ("does not run", "see the backend's restrictions in README's Backends section, or use backend='cpu'"),
     ("dtype", "use arrays of bool, int8-64, float32 or float64"),
+    ("underflow is not 'ignore'", ("call with NumPy's default for underflow, np.errstate(under='ignore'); "
+     "divide, over and invalid may be set to anything")),
+    ("floating-point", ("NumPy reported a floating-point error here (see the RuntimeWarning): guard the "
+     "inputs (np.clip, np.maximum(x, tiny) before np.log) so that no inf or NaN is made")),
     ("gave up compiling", ("a guard kept failing (see 'deoptimized because'): make its assumption hold, "
      "e.g. no integer division by zero")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),

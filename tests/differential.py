@@ -3,8 +3,11 @@
 `check(fn, calls)` runs every call twice, on deep copies of its arguments:
 once through plain CPython and once through `pyfront.compile`, and compares
 returned values (Python type, dtype, shape, values), raised exceptions,
-printed output and the arguments' state afterwards. It returns the compiled function so tests can
-assert on `pyfront.explain`.
+printed output, the warnings raised (category and message, each recorded
+with the "always" filter, e.g. NumPy's "RuntimeWarning: overflow encountered
+in exp"; `compare_warnings=False` skips that) and the arguments' state
+afterwards. It returns the compiled function so tests can assert on
+`pyfront.explain`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -69,24 +73,31 @@ def _assert_same_identities(expected, got, plain_args, compiled_args, where: str
             _assert_same_identities(e, g, plain_args, compiled_args, f"{where}[{k}]")
 
 
-def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None, str]:
+def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None, str, list[tuple[type, str]]]:
+    """(result, raised exception, printed text, warnings as (category, message)) of `fn(*args)`."""
     out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            return fn(*args), None, out.getvalue()
-    except Exception as e:  # noqa: BLE001 - compared below
-        return None, e, out.getvalue()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with contextlib.redirect_stdout(out):
+                result, error = fn(*args), None
+        except Exception as e:  # noqa: BLE001 - compared below
+            result, error = None, e
+    return result, error, out.getvalue(), [(w.category, str(w.message)) for w in caught]
 
 
-def check(fn: Callable, calls: Iterable[tuple], **options: Any) -> pyfront.CompiledFunction:
-    """Compare `fn` compiled and interpreted on each argument tuple in `calls`."""
+def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True,
+          **options: Any) -> pyfront.CompiledFunction:
+    """Compare `fn` compiled (with `options`, see pyfront.Config) and interpreted on each argument tuple."""
     options.setdefault("profile_calls", 1)
     compiled = pyfront.compile(fn, **options)
     for n, args in enumerate(calls):
         plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
-        expected, expected_error, expected_out = _run(fn, plain_args)
-        got, error, out = _run(compiled, compiled_args)
+        expected, expected_error, expected_out, expected_warnings = _run(fn, plain_args)
+        got, error, out, got_warnings = _run(compiled, compiled_args)
         assert out == expected_out, f"call {n}: printed {out!r}, expected {expected_out!r}"
+        if compare_warnings:
+            assert got_warnings == expected_warnings, f"call {n}: warned {got_warnings}, expected {expected_warnings}"
         if expected_error is not None or error is not None:
             assert type(error) is type(expected_error), f"call {n}: raised {error!r}, expected {expected_error!r}"
             assert str(error) == str(expected_error), f"call {n}: message {error} != {expected_error}"

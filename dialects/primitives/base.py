@@ -6,7 +6,11 @@ A primitive is an op of the pyfront dialect (`pyfront.<name>`) with
 - `lower`: builds linalg/tensor/arith/math IR for it (see emit.py);
 - `vjp`: its reverse-mode derivative rule, written with `bind.apply` so the same
   rule runs on the interpreter's tape and in the AD transformation on the IR
-  (signature in bind.py); None where the primitive is not differentiable.
+  (signature in bind.py); None where the primitive is not differentiable;
+- `fp_events`: which IEEE floating-point events (NumPy's divide/over/invalid;
+  underflow is ignored by NumPy's default) it can raise on ordinary float
+  inputs, and how compiled code detects that one happened (`FpEvents`);
+  None where it never raises one. The `guard-fp-events` pass reads it.
 
 Operands of a primitive already have the dtypes its computation uses: NumPy's
 promotion and Python's weak scalars are resolved by the front end
@@ -36,6 +40,38 @@ from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, shape_of, tensor
 
 Shape = tuple[int | None, ...]  # None: a dynamic dim
 
+FP_EVENT_NAMES = {"divide": "divide by zero", "overflow": "overflow", "invalid": "invalid value"}
+
+
+@dataclass(frozen=True)
+class FpEvents:
+    """The IEEE events a primitive can raise (NumPy warns or raises on them) and how to detect one.
+
+    `detect` says what the compiled code checks after the op (passes/guard_fp_events.py):
+    - "elementwise": an event happened at an element iff the result is NaN where
+      no operand is NaN (invalid), or +-inf where every operand is finite
+      (overflow, divide by zero);
+    - "nonfinite": any NaN or inf in the result (reductions and contractions,
+      whose summation order differs from NumPy's: conservative);
+    - "cast": `astype` from float: to an int type, any NaN, inf or value out of
+      the target's range (NumPy: invalid; the conversion is undefined); float64
+      to float32, "elementwise" (a finite value that becomes inf: overflow).
+    """
+
+    events: frozenset[str]
+    detect: str
+
+    def __post_init__(self) -> None:
+        assert self.events <= FP_EVENT_NAMES.keys() and self.detect in ("elementwise", "nonfinite", "cast")
+
+    def describe(self) -> str:
+        """E.g. "divide by zero or invalid value"."""
+        return " or ".join(FP_EVENT_NAMES[e] for e in FP_EVENT_NAMES if e in self.events)
+
+
+def fp_events(detect: str, *events: str) -> FpEvents:
+    return FpEvents(frozenset(events), detect)
+
 
 @dataclass(frozen=True)
 class Primitive:
@@ -49,6 +85,7 @@ class Primitive:
     params: tuple[Attr, ...] = ()
     operand_rule: Callable[..., str | None] | None = None  # extra constraints on operand dtypes
     vjp: Callable[..., Any] | None = None
+    fp_events: FpEvents | None = None
     opdef: OpDef = field(init=False, repr=False, compare=False)
 
     @property
@@ -103,9 +140,10 @@ def primitive(
     params: tuple[Attr, ...] = (),
     operand_rule: Callable[..., str | None] | None = None,
     vjp: Callable[..., Any] | None = None,
+    fp_events: FpEvents | None = None,
 ) -> Primitive:
     """Define a primitive and register its op in the dialect."""
-    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp)
+    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp, fp_events)
     operands = tuple(f"x{i}" for i in range(arity)) if arity is not None else ("operands*",)
     opdef = OpDef(prim.op_name, summary, operands=operands, attrs=params, results=("result",), check=prim._check)
     object.__setattr__(prim, "opdef", register(opdef))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import linalg
 from pyfront.dialects.primitives import bind, emit
-from pyfront.dialects.primitives.base import broadcast_shapes, primitive, same_dtype, unify_dims
+from pyfront.dialects.primitives.base import broadcast_shapes, fp_events, primitive, same_dtype, unify_dims
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import shape_of, tensor_dtype
 
@@ -104,4 +104,5 @@ MATMUL = primitive(
     arity=2,
     operand_rule=_operand_rule,
     vjp=_vjp,
+    fp_events=fp_events("nonfinite", "overflow", "invalid"),  # sums of products, in IREE's order
 )

@@ -29,7 +29,7 @@ import numpy as np
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import bind, emit
-from pyfront.dialects.primitives.base import broadcast_shapes, primitive, same_dtype
+from pyfront.dialects.primitives.base import FpEvents, broadcast_shapes, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import isa, shape_of, tensor_dtype
 
@@ -287,61 +287,69 @@ def _cos(ct, out, a):
     return (_neg(_mul(ct, apply("sin", a))),)
 
 
+# IEEE events each ufunc can raise on float operands (NumPy's RuntimeWarning or FloatingPointError).
+OVERFLOW = fp_events("elementwise", "overflow")
+INVALID = fp_events("elementwise", "invalid")
+OV_INV = fp_events("elementwise", "overflow", "invalid")
+DIV_INV = fp_events("elementwise", "divide", "invalid")
+ALL3 = fp_events("elementwise", "divide", "overflow", "invalid")
+
 INT_OR_BOOL_ONLY = NotDifferentiable("int and bool operands only")
 BOOL_RESULT = NotDifferentiable("bool result")
 
 
 Rule = Callable[..., tuple]
 
-BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
-    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}, _add),
-    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}, _subtract),
-    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}, _multiply),
-    "true_divide": (np.true_divide, {F: arith.divf}, _true_divide),
-    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant),
-    "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder),
-    "power": (np.power, {F: math.powf}, _power),
-    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}, _route("greater")),
-    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}, _route("less")),
-    "arctan2": (np.arctan2, {F: math.atan2}, _arctan2),
-    "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}, INT_OR_BOOL_ONLY),
-    "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}, INT_OR_BOOL_ONLY),
-    "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}, INT_OR_BOOL_ONLY),
-    "logical_and": (np.logical_and, {B: arith.andi}, INT_OR_BOOL_ONLY),
-    "logical_or": (np.logical_or, {B: arith.ori}, INT_OR_BOOL_ONLY),
-    "logical_xor": (np.logical_xor, {B: arith.xori}, INT_OR_BOOL_ONLY),
+BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
+    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}, _add, OV_INV),
+    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}, _subtract, OV_INV),
+    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}, _multiply, OV_INV),
+    "true_divide": (np.true_divide, {F: arith.divf}, _true_divide, ALL3),
+    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant, ALL3),
+    "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder, DIV_INV),
+    "power": (np.power, {F: math.powf}, _power, ALL3),
+    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}, _route("greater"), None),
+    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}, _route("less"), None),
+    "arctan2": (np.arctan2, {F: math.atan2}, _arctan2, None),
+    "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}, INT_OR_BOOL_ONLY, None),
+    "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}, INT_OR_BOOL_ONLY, None),
+    "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}, INT_OR_BOOL_ONLY, None),
+    "logical_and": (np.logical_and, {B: arith.andi}, INT_OR_BOOL_ONLY, None),
+    "logical_or": (np.logical_or, {B: arith.ori}, INT_OR_BOOL_ONLY, None),
+    "logical_xor": (np.logical_xor, {B: arith.xori}, INT_OR_BOOL_ONLY, None),
 }
 
-COMPARE: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
-    "equal": (np.equal, _cmp("OEQ", "eq", "eq"), BOOL_RESULT),
-    "not_equal": (np.not_equal, _cmp("UNE", "ne", "ne"), BOOL_RESULT),
-    "less": (np.less, _cmp("OLT", "slt", "ult"), BOOL_RESULT),
-    "less_equal": (np.less_equal, _cmp("OLE", "sle", "ule"), BOOL_RESULT),
-    "greater": (np.greater, _cmp("OGT", "sgt", "ugt"), BOOL_RESULT),
-    "greater_equal": (np.greater_equal, _cmp("OGE", "sge", "uge"), BOOL_RESULT),
+COMPARE: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
+    "equal": (np.equal, _cmp("OEQ", "eq", "eq"), BOOL_RESULT, None),
+    "not_equal": (np.not_equal, _cmp("UNE", "ne", "ne"), BOOL_RESULT, None),
+    "less": (np.less, _cmp("OLT", "slt", "ult"), BOOL_RESULT, None),
+    "less_equal": (np.less_equal, _cmp("OLE", "sle", "ule"), BOOL_RESULT, None),
+    "greater": (np.greater, _cmp("OGT", "sgt", "ugt"), BOOL_RESULT, None),
+    "greater_equal": (np.greater_equal, _cmp("OGE", "sge", "uge"), BOOL_RESULT, None),
 }
 
-UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule]] = {
-    "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative),
-    "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute),
+UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
+    "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative, None),
+    "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square),
-    "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant),
-    "exp": (np.exp, {F: math.exp}, _exp),
-    "expm1": (np.expm1, {F: math.expm1}, _expm1),
-    "log": (np.log, {F: math.log}, _log),
-    "log1p": (np.log1p, {F: math.log1p}, _log1p),
-    "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt),
-    "tanh": (np.tanh, {F: _tanh}, _tanh_vjp),
-    "sin": (np.sin, {F: math.sin}, _sin),
-    "cos": (np.cos, {F: math.cos}, _cos),
-    "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant),
-    "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant),
-    "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY),
+    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
+    "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant, None),
+    "exp": (np.exp, {F: math.exp}, _exp, OVERFLOW),
+    "expm1": (np.expm1, {F: math.expm1}, _expm1, OVERFLOW),
+    "log": (np.log, {F: math.log}, _log, DIV_INV),
+    "log1p": (np.log1p, {F: math.log1p}, _log1p, DIV_INV),
+    "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt, INVALID),
+    "tanh": (np.tanh, {F: _tanh}, _tanh_vjp, None),
+    "sin": (np.sin, {F: math.sin}, _sin, INVALID),
+    "cos": (np.cos, {F: math.cos}, _cos, INVALID),
+    "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant, None),
+    "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant, None),
+    "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY, None),
     "invert": (
         np.invert,
         {I: lambda a: arith.xori(a, _c(a, -1)), B: lambda a: arith.xori(a, _c(a, 1))},
         INT_OR_BOOL_ONLY,
+        None,
     ),
 }
 
@@ -372,7 +380,7 @@ def _lowering(bodies: dict[str, Body], result_bool: bool):
 
 
 def _define(table, arity: int, result_bool: bool) -> None:
-    for name, (ufunc, bodies, vjp) in table.items():
+    for name, (ufunc, bodies, vjp, events) in table.items():
         primitive(
             name,
             f"NumPy `np.{ufunc.__name__}`, elementwise with broadcasting.",
@@ -383,6 +391,7 @@ def _define(table, arity: int, result_bool: bool) -> None:
             arity=arity,
             operand_rule=_kinds_rule(name, bodies),
             vjp=vjp,
+            fp_events=events,
         )
 
 
@@ -447,5 +456,6 @@ ASTYPE = primitive(
     arity=1,
     params=(Attr("dtype", "str", "target NumPy dtype name"),),
     vjp=_astype_vjp,
+    fp_events=fp_events("cast", "overflow", "invalid"),  # float to int: invalid; float64 to float32: overflow
 )
 

@@ -22,7 +22,7 @@ import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import bind, emit
-from pyfront.dialects.primitives.base import primitive, same_dtype
+from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import shape_of, tensor_dtype
 
@@ -123,7 +123,11 @@ def _extremum_vjp(ct, out, x, axes, keepdims):
     return apply("where", hit, share, constant(0, x))
 
 
-def _define(kind: str, impl, nonempty: bool, vjp) -> None:
+# sum/prod/mean overflow (or meet inf - inf, 0 * inf); max/min only propagate NaN.
+ACCUMULATES = fp_events("nonfinite", "overflow", "invalid")
+
+
+def _define(kind: str, impl, nonempty: bool, vjp, events=None) -> None:
     primitive(
         kind,
         f"NumPy `np.{kind}(x, axis, keepdims=...)` accumulating in the operand dtype.",
@@ -134,12 +138,15 @@ def _define(kind: str, impl, nonempty: bool, vjp) -> None:
         arity=1,
         params=PARAMS,
         vjp=vjp,
+        fp_events=events,
     )
 
 
 # NumPy would accumulate small ints and bools in int64; here the operand dtype is the accumulator.
-_define("sum", lambda x, **kw: np.sum(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_sum_vjp)
-_define("prod", lambda x, **kw: np.prod(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_prod_vjp)
+_define("sum", lambda x, **kw: np.sum(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_sum_vjp,
+        events=ACCUMULATES)
+_define("prod", lambda x, **kw: np.prod(x, dtype=np.asarray(x).dtype, **kw), nonempty=False, vjp=_prod_vjp,
+        events=ACCUMULATES)
 _define("max", np.max, nonempty=True, vjp=_extremum_vjp)
 _define("min", np.min, nonempty=True, vjp=_extremum_vjp)
 
@@ -172,6 +179,7 @@ MEAN = primitive(
     params=PARAMS,
     operand_rule=lambda d, **_: None if d.kind == "f" else "mean needs a float operand",
     vjp=_mean_vjp,
+    fp_events=ACCUMULATES,
 )
 
 

@@ -1,0 +1,133 @@
+// RUN: pyfront-opt %s --split-input-file --guard-fp-events | filecheck %s
+
+/// exp can overflow: after it, a per-element check (inf from a finite
+/// operand, or NaN from a non-NaN one), reduced to one flag, guarded with the
+/// op's site. tanh raises nothing: no guard.
+
+// CHECK-LABEL: func.func @exp_and_tanh
+// CHECK:         %[[E:.*]] = "pyfront.exp"(%[[X:.*]])
+// CHECK-DAG:     "pyfront.not_equal"(%[[E]], %[[E]])
+// CHECK-DAG:     "pyfront.absolute"(%[[X]])
+// CHECK:         %[[OK:.*]] = "pyfront.min"(%{{.*}}) {axes = array<i64: 0>, keepdims = false} : (tensor<4xi1>) -> tensor<i1>
+// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp", site = "m.py:3:4"}
+// CHECK-NEXT:    "pyfront.tanh"
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+func.func @exp_and_tanh(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = "pyfront.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":3:4)
+  %t = "pyfront.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":4:4)
+  return %e, %t : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+/// The same ops on ints, comparisons, max/min and shape ops raise nothing.
+
+// CHECK-LABEL: func.func @no_events
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+func.func @no_events(%i: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xi1>, tensor<f32>, tensor<2x2xf32>) {
+  %a = "pyfront.add"(%i, %i) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %c = "pyfront.less"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %m = "pyfront.max"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  %r = "pyfront.reshape"(%x) {shape = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %a, %c, %m, %r : tensor<4xi32>, tensor<4xi1>, tensor<f32>, tensor<2x2xf32>
+}
+
+// -----
+
+/// A reduction (summation order differs from NumPy's): any NaN or inf in the
+/// result fails the guard. A 0-d result needs no reduction of the flags.
+
+// CHECK-LABEL: func.func @sum
+// CHECK:         %[[S:.*]] = "pyfront.sum"
+// CHECK-NEXT:    %[[A:.*]] = "pyfront.absolute"(%[[S]])
+// CHECK-NEXT:    %[[INF:.*]] = arith.constant dense<0x7F800000> : tensor<f32>
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.less"(%[[A]], %[[INF]]) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow or invalid value in sum"
+func.func @sum(%x: tensor<4xf32>) -> tensor<f32> {
+  %s = "pyfront.sum"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+/// float -> int casts: NaN, inf and values out of range are invalid (NumPy
+/// warns; LLVM's fptosi would give poison). -2^31 - 1 is not a float32, so the
+/// lower bound is >= -2^31. Int -> float and float -> bool casts raise nothing.
+
+// CHECK-LABEL: func.func @casts
+// CHECK:         %[[C:.*]] = "pyfront.astype"(%[[X:.*]]) {dtype = "int32"}
+// CHECK-NEXT:    %[[LO:.*]] = arith.constant dense<-2.14748365E+9> : tensor<f32>
+// CHECK-NEXT:    "pyfront.greater_equal"(%[[X]], %[[LO]])
+// CHECK-NEXT:    %[[HI:.*]] = arith.constant dense<2.14748365E+9> : tensor<f32>
+// CHECK-NEXT:    "pyfront.less"(%[[X]], %[[HI]])
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point invalid value in astype"
+// CHECK:         "pyfront.astype"(%{{.*}}) {dtype = "float32"}
+// CHECK-NEXT:    "pyfront.astype"(%[[X]]) {dtype = "bool"}
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+func.func @casts(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xi1>) {
+  %c = "pyfront.astype"(%x) {dtype = "int32"} : (tensor<4xf32>) -> tensor<4xi32>
+  %f = "pyfront.astype"(%i) {dtype = "float32"} : (tensor<4xi64>) -> tensor<4xf32>
+  %b = "pyfront.astype"(%x) {dtype = "bool"} : (tensor<4xf32>) -> tensor<4xi1>
+  return %c, %f, %b : tensor<4xi32>, tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+/// float64 -> float32 can overflow (a finite value becomes inf).
+
+// CHECK-LABEL: func.func @narrowing
+// CHECK:         "pyfront.astype"(%{{.*}}) {dtype = "float32"}
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow in astype"
+func.func @narrowing(%x: tensor<4xf64>) -> tensor<4xf32> {
+  %c = "pyfront.astype"(%x) {dtype = "float32"} : (tensor<4xf64>) -> tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+/// Ops in a loop: their flags are ANDed into one more iter_arg, guarded after
+/// the loop (guards may only sit in the entry block).
+
+// CHECK-LABEL: func.func @loop
+// CHECK:         %[[TRUE:.*]] = arith.constant dense<true> : tensor<i1>
+// CHECK:         %[[R:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[HELD:.*]] = %[[TRUE]]) -> (tensor<4xf32>, tensor<i1>)
+// CHECK:           %[[L:.*]] = "pyfront.log"(%[[ACC]])
+// CHECK:           %[[OK:.*]] = "pyfront.min"
+// CHECK-NEXT:      %[[BOTH:.*]] = "pyfront.logical_and"(%[[HELD]], %[[OK]])
+// CHECK-NEXT:      scf.yield %[[L]], %[[BOTH]] : tensor<4xf32>, tensor<i1>
+// CHECK:         "pyfront.guard"(%[[R]]#1) {kind = "fp-error", reason = "floating-point divide by zero or invalid value in log inside the loop", site = "m.py:9:2"}
+// CHECK:         return %[[R]]#0
+func.func @loop(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<4xf32>) {
+    %l = "pyfront.log"(%acc) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":10:4)
+    scf.yield %l : tensor<4xf32>
+  } loc("m.py":9:2)
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+/// A branch: each side yields its flag (true on a side with no check).
+
+// CHECK-LABEL: func.func @branch
+// CHECK:         %[[R:.*]]:2 = scf.if %{{.*}} -> (tensor<4xf32>, tensor<i1>)
+// CHECK:           "pyfront.sqrt"
+// CHECK:           scf.yield %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<i1>
+// CHECK:         } else {
+// CHECK-NEXT:      %[[T:.*]] = arith.constant dense<true> : tensor<i1>
+// CHECK-NEXT:      scf.yield %{{.*}}, %[[T]] : tensor<4xf32>, tensor<i1>
+// CHECK:         "pyfront.guard"(%[[R]]#1) {kind = "fp-error", reason = "floating-point invalid value in sqrt inside the branch"
+func.func @branch(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = scf.if %c -> (tensor<4xf32>) {
+    %s = "pyfront.sqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %s : tensor<4xf32>
+  } else {
+    scf.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -1,0 +1,227 @@
+"""NumPy's floating-point warnings and errors (np.errstate / np.seterr) from compiled code.
+
+Compiled code assumes no float op raises an IEEE event NumPy reports
+(divide by zero, overflow, invalid value; passes/guard_fp_events.py) and
+deopts when one did; the interpreter then warns, raises FloatingPointError or
+stays silent exactly as NumPy does under the caller's np.errstate. Every test
+is differential (tests/differential.py compares warnings too): a call with an
+event between calls without one, so the variant runs compiled, deopts, and
+runs compiled again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from differential import check
+
+import pyfront
+from pyfront.api import GIVE_UP_AFTER
+from pyfront.guards import FP_ERRSTATE_REASON
+
+pytestmark = pytest.mark.iree
+
+
+def log(x):
+    return np.log(x) + 1.0
+
+
+def sqrt(x):
+    return np.sqrt(x) * 2.0
+
+
+def exp(x):
+    return np.exp(x) - 1.0
+
+
+def divide(a, b):
+    return a / b
+
+
+def subtract(a, b):
+    return a - b
+
+
+def total(x):
+    return np.sum(x * 2.0, axis=0)
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def to_int(x):
+    return (x * 2.0).astype(np.int32)
+
+
+def to_float32(x):
+    return (x * 2.0).astype(np.float32)
+
+
+def f64(*values):
+    return np.array(values, dtype=np.float64)
+
+
+def f32(*values):
+    return np.array(values, dtype=np.float32)
+
+
+INF, NAN = np.inf, np.nan
+
+# (function, a call without an event, a call with one): NumPy warns on the second.
+CASES = {
+    "log of 0": (log, (f64(1.0, 2.0, 3.0),), (f64(1.0, 0.0, 3.0),)),
+    "log of -1": (log, (f64(1.0, 2.0, 3.0),), (f64(1.0, -1.0, 3.0),)),
+    "sqrt of -1": (sqrt, (f32(1.0, 4.0),), (f32(-1.0, 4.0),)),
+    "exp overflow float32": (exp, (f32(1.0, 80.0),), (f32(1.0, 90.0),)),
+    "exp overflow float64": (exp, (f64(1.0, 700.0),), (f64(1.0, 710.0),)),
+    "1/0": (divide, (f64(1.0, 2.0), f64(2.0, 4.0)), (f64(1.0, 2.0), f64(2.0, 0.0))),
+    "0/0": (divide, (f64(1.0, 2.0), f64(2.0, 4.0)), (f64(1.0, 0.0), f64(2.0, 0.0))),
+    "inf-inf": (subtract, (f64(INF, 2.0), f64(1.0, 4.0)), (f64(INF, 2.0), f64(INF, 4.0))),
+    "overflow in sum": (total, (f64(1e300, 1e300, 1.0).reshape(3, 1),), (f64(1e308, 1e308, 1.0).reshape(3, 1),)),
+    "overflow in matmul": (matmul, (np.full((3, 4), 1e150), np.full((4, 2), 1e150)),
+                           (np.full((3, 4), 1e160), np.full((4, 2), 1e160))),
+    "float->int cast of NaN": (to_int, (f64(1.5, -2.5),), (f64(1.5, NAN),)),
+    "float->int cast out of range": (to_int, (f64(1.5, -2.5),), (f64(1.5, 2e9),)),
+    "float64->float32 overflow": (to_float32, (f64(1.5, 1e38),), (f64(1.5, 1e300),)),
+}
+
+
+def calls_of(ok: tuple, bad: tuple) -> list[tuple]:
+    return [ok, ok, bad, ok]
+
+
+def assert_deopted_and_ran_compiled(compiled) -> None:
+    report = pyfront.explain(compiled)
+    assert report.deopts == 1 and report.compiled_calls == 2, str(report)
+
+
+@pytest.mark.parametrize("fn, ok, bad", CASES.values(), ids=CASES.keys())
+def test_numpy_warns_and_compiled_code_deopts(fn, ok, bad):
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(fn, calls_of(ok, bad)))
+
+
+@pytest.mark.parametrize("case", ["log of 0", "exp overflow float64", "0/0", "overflow in sum",
+                                  "float->int cast of NaN"])
+def test_errstate_raise_gives_floating_point_error(case):
+    fn, ok, bad = CASES[case]
+    with np.errstate(all="raise", under="ignore"):
+        with pytest.raises(FloatingPointError):
+            fn(*bad)
+        assert_deopted_and_ran_compiled(check(fn, calls_of(ok, bad)))
+
+
+def test_errstate_all_raise_runs_in_the_interpreter_as_underflow_would_raise():
+    fn, ok, bad = CASES["exp overflow float64"]
+    with np.errstate(all="raise"):
+        compiled = check(fn, calls_of(ok, bad))
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 0 and report.interpreter_reasons[FP_ERRSTATE_REASON] == 3, str(report)
+
+
+@pytest.mark.parametrize("case", ["log of -1", "1/0", "overflow in matmul"])
+def test_errstate_ignore_is_silent_with_the_same_values(case):
+    fn, ok, bad = CASES[case]
+    with np.errstate(all="ignore"):
+        check(fn, calls_of(ok, bad))
+
+
+def test_inf_and_nan_inputs_that_numpy_propagates_silently_stay_compiled():
+    x = f64(1.0, INF, -INF, NAN)
+    compiled = check(exp, [(x,)] * 3)
+    assert pyfront.explain(compiled).deopts == 0
+
+
+def underflow(x):
+    return np.exp(x) * 2.0
+
+
+def test_underflow_reported_by_seterr_runs_in_the_interpreter():
+    x = f64(-1000.0, 1.0)  # exp underflows to 0: NumPy warns only if asked to
+    compiled = check(underflow, [(x,)] * 2)
+    assert pyfront.explain(compiled).compiled_calls == 1
+    old = np.seterr(under="warn")
+    try:
+        check(underflow, [(x,)] * 2)  # a fresh function, compiled under under='warn'
+        with pytest.warns(RuntimeWarning, match="underflow encountered in exp"):
+            compiled(x)
+    finally:
+        np.seterr(**old)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 1 and report.interpreter_reasons[FP_ERRSTATE_REASON] == 1, str(report)
+
+
+def test_explain_names_the_op_and_line_and_gives_up_after_repeated_events():
+    fn, ok, bad = CASES["log of 0"]
+    with np.errstate(all="ignore"):
+        compiled = check(fn, [ok, ok] + [bad] * GIVE_UP_AFTER + [ok])
+    report = pyfront.explain(compiled)
+    line = log.__code__.co_firstlineno + 1
+    assert any(f"{__file__}:{line}:" in site and "[fp-error] floating-point divide by zero or invalid value in log"
+               in site for site in report.deopt_reasons), str(report)
+    assert report.deopts == GIVE_UP_AFTER and any("gave up compiling" in r for r in report.interpreter_reasons)
+
+
+# Control flow: the flags of ops in loops and branches are carried out of them -------
+
+
+def grow(x, n):
+    for i in range(n):
+        x = np.exp(x) - 2.0
+    return x
+
+
+def test_event_inside_a_loop():
+    # 300 iterations: beyond the unroll budget, an scf.for.
+    calls = [(f64(0.5, 0.1), 300), (f64(0.5, 0.1), 300), (f64(0.5, 3.0), 300), (f64(0.5, 0.1), 300)]
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(grow, calls))
+
+
+def halve_then_log(x):
+    while np.abs(x).max() > 1.0:
+        x = x / 2
+    return np.log(x)
+
+
+def test_event_inside_a_while_loop_and_after_it():
+    calls = [(f64(5.0, 3.0),), (f64(8.0, 0.5),), (f64(8.0, 0.0),), (f64(3.0, 0.5),)]
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(halve_then_log, calls))
+
+
+def branchy(x):
+    if x.sum() > 0:
+        y = np.log(x)
+    else:
+        y = np.sqrt(-x)
+    return y
+
+
+def test_event_inside_a_branch_compiled_as_control_flow():
+    pos, neg = (f64(1.0, 2.0),), (f64(-1.0, -2.0),)
+    with np.errstate(all="warn", under="ignore"):
+        compiled = check(branchy, [pos, neg, pos, neg, pos, neg, (f64(3.0, 0.0),), (f64(-3.0, 1.0),), pos, neg])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls >= 2 and sum(
+        n for site, n in report.deopt_reasons.items() if "fp-error" in site) == 2, str(report)
+
+
+# Gradients: the loss's events deopt, the interpreter's tape warns --------------------
+
+
+def loss(w, x):
+    return np.sum(np.log(x @ w))
+
+
+def train_step(w, x):
+    value, g = pyfront.value_and_grad(loss)(w, x)
+    return value, w - 0.1 * g
+
+
+def test_event_in_a_compiled_gradient():
+    w = f64(0.5, 0.25)
+    ok, bad = (w, f64(1.0, 2.0, 3.0, 4.0).reshape(2, 2)), (w, f64(0.0, 0.0, 3.0, 4.0).reshape(2, 2))
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(train_step, calls_of(ok, bad)))
