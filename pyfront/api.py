@@ -6,9 +6,12 @@
 
 The first `Config.profile_calls` calls run in the interpreter under the
 profiler. Then each call is dispatched on its argument key (specialize.py):
-a variant compiled for that key runs if its entry guards hold; a new key
-compiles a new variant (up to `Config.max_variants`); anything the compiler
-cannot handle, or any failed guard, runs the original function in the
+the variants compiled for that key (a `VariantGroup`, variant_group.py) are
+tried, and one whose entry guards hold runs; a new key, or state that no
+variant of the key was compiled for (another tree shape behind the same
+argument type), compiles a new variant (at most `Config.max_variants` live
+variants per function, and twice that many compilations); anything the
+compiler cannot handle, or any failed guard, runs the original function in the
 interpreter, so the caller always gets the interpreter's answer.
 """
 
@@ -26,15 +29,14 @@ import numpy as np
 from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
-from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
 from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
 from pyfront.specialize import describe_key as _describe_key
 from pyfront.specialize import key_of
+from pyfront.variant_group import VariantGroup
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
-# Never "fp-error" (a floating-point event NumPy reports): the same code would raise it again.
 RELAXABLE = ("state", "branch")
 # Other in-graph assumptions (e.g. no integer division by zero) are given up after this
 # many failures; "raise" guards never are (raising is the interpreter's job, by design).
@@ -51,8 +53,9 @@ class CompiledFunction:
         self.fn = fn
         self.config = config
         self._lock = threading.RLock()
-        self._variants: dict[Any, list] = {}
-        self._unsupported: dict[Any, str] = {}
+        self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
+        # Failed entry guards at which no variant of a key held once (that call ran profiled).
+        self._state_misses: set[str] = set()
         self._profiler: Profiler | None = None
         # Argument position -> relaxation: True (a Python float operand) or the set of
         # array dims whose sizes are runtime values (specialize.spec_of).
@@ -77,29 +80,28 @@ class CompiledFunction:
             key = self._key(args)
         except TypeError:
             return self._interpret("an argument cannot be specialized on", args, kwargs)
-        variants = self._variants.get(key)
-        if variants:
-            variant = variants[-1]
-        else:
+        group = self._groups.get(key)
+        variant, miss = group.select(args) if group is not None else (None, None)
+        if variant is None:
             with self._lock:
                 profiling = self._report.profiled_calls < self.config.profile_calls
                 if profiling:
                     self._report.profiled_calls += 1
+                elif miss is not None and self._first_state_miss(key, miss):
+                    profiling = True
                 else:
                     key = self._relax(key, args)
-                    variant = self._variant_or_compile(key, args, kwargs)
-                    if variant is None and self._give_up_relaxations(key, args):
+                    variant, reason = self._variant_or_compile(key, args, kwargs)
+                    if variant is None and self._give_up_relaxations(key, args, reason):
                         key = self._key(args)
-                        variant = self._variant_or_compile(key, args, kwargs)
+                        variant, reason = self._variant_or_compile(key, args, kwargs)
             if profiling:
                 return self._profiled(args, kwargs)
             if variant is None:
-                return self._interpret(self._unsupported.get(key, "no compiled variant"), args, kwargs)
-        if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
-            return self._interpret(FP_ERRSTATE_REASON, args, kwargs)
-        result = variant.run(args)
+                return self._interpret(reason, args, kwargs)
+        result = variant.run(args, entry_checked=True)
         if isinstance(result, Deopt):
-            self._deopt(key, variant, result)
+            self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the
             # failed assumption can be relaxed when this key is compiled again.
             return self._profiled(args, kwargs)
@@ -141,12 +143,31 @@ class CompiledFunction:
                 self._note_relaxation(f"arg{i}: {what}")
         return self._key(args)
 
-    def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict):
-        """An existing variant for `key` (compiled meanwhile by another thread), or a new one."""
-        variants = self._variants.get(key)
-        return variants[-1] if variants else self._compile(key, args, kwargs)
+    def _first_state_miss(self, key: Any, miss: Deopt) -> bool:
+        """No variant of `key` holds for the state behind the arguments (lock held).
 
-    def _give_up_relaxations(self, key: Any, args: tuple) -> bool:
+        Counted like a deopt, with a failed guard of one variant. The first miss at
+        a guard runs profiled (so a global that keeps changing is seen as unstable,
+        not compiled once per value); later ones compile a variant for the state at
+        hand into the group (another tree shape). True: run this call profiled.
+        """
+        site = self._count_deopt(key, miss)
+        if site in self._state_misses:
+            return False
+        self._state_misses.add(site)
+        return True
+
+    def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+        """(a variant of `key` that holds, maybe compiled meanwhile by another thread, or a
+        new one, None) or (None, why none could be compiled)."""
+        group = self._groups.get(key)
+        if group is not None:
+            variant, _ = group.select(args)
+            if variant is not None:
+                return variant, None
+        return self._compile(key, args, kwargs)
+
+    def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:
         """A relaxed key failed to compile: specialize those arguments again (lock held).
 
         E.g. a loop over a dim made dynamic cannot be unrolled; one variant per size
@@ -154,35 +175,39 @@ class CompiledFunction:
         """
         if key == tuple(key_of(a) for a in args):
             return False  # no relaxation applied to this call
-        reason = self._unsupported.get(key, "")
         for i in self._relaxed:
             self._note_relaxation(f"arg{i}: relaxation undone ({reason})")
         self._no_relax |= set(self._relaxed)
         self._relaxed = {}
         return True
 
-    def _compile(self, key: Any, args: tuple, kwargs: dict):
-        """Compile a variant for `key` (lock held); None if it cannot be compiled."""
+    def _compile(self, key: Any, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+        """Compile a variant for `key` and the state behind `args` (lock held): (variant, None),
+        or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
         from pyfront.runtime.jit import compile_variant
 
-        if key in self._unsupported:
-            return None
+        group = self._groups.setdefault(key, VariantGroup(self.fn))
+        reason = group.failure_for(args)
+        if reason is not None:
+            return None, reason
         if self._report.compilations >= 2 * self.config.max_variants or sum(
-            len(v) for v in self._variants.values()
+            len(g.variants) for g in self._groups.values()
         ) >= self.config.max_variants:
-            self._unsupported[key] = f"variant limit reached (max_variants={self.config.max_variants})"
-            return None
+            reason = f"variant limit reached (max_variants={self.config.max_variants})"
+            group.fail(args, reason)
+            return None, reason
         profile = self._profiler.profile if self._profiler else None
         try:
             variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed)
         except Unsupported as e:
-            self._unsupported[key] = str(e)
-            return None
+            group.fail(args, str(e))
+            return None, str(e)
         except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
-            self._unsupported[key] = f"internal compiler error ({type(e).__name__}: {e}); please report it"
-            return None
+            reason = f"internal compiler error ({type(e).__name__}: {e}); please report it"
+            group.fail(args, reason)
+            return None, reason
         self._report.compilations += 1
-        self._variants.setdefault(key, []).append(variant)
+        group.add(variant)
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s %s: compiled in %.2fs (%s)", self.__qualname__, _describe_key(key),
                                   variant.compile_seconds,
@@ -190,36 +215,43 @@ class CompiledFunction:
         if logs.guards_log.isEnabledFor(logs.INFO):
             for g in variant.describe_guards():
                 logs.guards_log.info("%s %s: guard %s", self.__qualname__, _describe_key(key), g)
-        return variant
+        return variant, None
 
     def _note_relaxation(self, text: str) -> None:
         self._report.relaxations.append(text)
         if logs.relax_log.isEnabledFor(logs.INFO):
             logs.relax_log.info("%s: %s", self.__qualname__, text)
 
-    def _deopt(self, key: Any, variant, deopt: Deopt) -> None:
-        """Count a failed assumption; retire the variant when recompiling can relax it."""
+    def _count_deopt(self, key: Any, deopt: Deopt) -> str:
+        """Count a failed assumption (lock held); returns its site line for the report."""
+        self._report.deopts += 1
+        site = f"{deopt.site}: [{deopt.kind}] {deopt.reason}"
+        self._report.deopt_reasons[site] += 1
+        if logs.deopt_log.isEnabledFor(logs.INFO):
+            logs.deopt_log.info("%s %s: deopt at %s [%s] %s (%d at this guard so far)",
+                                self.__qualname__, _describe_key(key), deopt.site, deopt.kind,
+                                deopt.reason, self._report.deopt_reasons[site])
+        return site
+
+    def _deopt(self, key: Any, variant, deopt: Deopt, args: tuple) -> None:
+        """Count a failed in-graph assumption; retire the variant when recompiling can relax it."""
         with self._lock:
-            self._report.deopts += 1
-            site = f"{deopt.site}: [{deopt.kind}] {deopt.reason}"
-            self._report.deopt_reasons[site] += 1
-            if logs.deopt_log.isEnabledFor(logs.INFO):
-                logs.deopt_log.info("%s %s: deopt at %s [%s] %s (%d at this guard so far)",
-                                    self.__qualname__, _describe_key(key), deopt.site, deopt.kind,
-                                    deopt.reason, self._report.deopt_reasons[site])
-            variants = self._variants.get(key, [])
-            if variant not in variants:
+            site = self._count_deopt(key, deopt)
+            group = self._groups.get(key)
+            if group is None or variant not in group.variants:
                 return
             retired = None
             if deopt.kind in RELAXABLE:
-                variants.remove(variant)
+                group.remove(variant)
                 retired = "to be recompiled without the failed assumption"
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
-                variants.remove(variant)
-                self._unsupported[key] = retired = f"compiled code failed at run time: {deopt.reason}"
+                group.remove(variant)
+                retired = f"compiled code failed at run time: {deopt.reason}"
+                group.fail(args, retired)
             elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
-                variants.remove(variant)
-                self._unsupported[key] = retired = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
+                group.remove(variant)
+                retired = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
+                group.fail(args, retired)
             if retired and logs.guards_log.isEnabledFor(logs.INFO):
                 logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
 
@@ -241,8 +273,8 @@ class CompiledFunction:
                 deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations),
             )
             out.filename, out.source = _source_of(self.fn)
-            for key, variants in self._variants.items():
-                for v in variants:
+            for key, group in self._groups.items():
+                for v in group.variants:
                     sites = [(g.site, "state", 0) for g in (*v.identity_guards, *v.state_guards)]
                     sites += [(g.site, g.kind, g.failures) for g in v.graph_guards]
                     out.variants.append(VariantReport(_describe_key(key), v.calls, v.compile_seconds,

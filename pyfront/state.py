@@ -28,7 +28,8 @@ from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import grad_function_type
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, has_plain_attr
-from pyfront.specialize import ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, is_constant
+from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, ScalarSpec,
+                                is_constant)
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 
@@ -73,12 +74,13 @@ class StateMixin:
         self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
-        if not isinstance(value, Tensor) or value.pytype is not np.ndarray:
+        if not isinstance(value, Tensor) or not (value.pytype is np.ndarray or issubclass(value.pytype, np.generic)):
             # A Python value (e.g. an int counter) would be a constant of the
             # variant: the next call would see a changed value and recompile.
-            raise Unsupported(f"storing {S.describe(value)} to {what}: compiled code stores only arrays "
-                              "(a Python scalar or object in state would force a recompilation on every call)",
-                              node)
+            # A NumPy scalar is a runtime value (committed as a fresh scalar of its exact type).
+            raise Unsupported(f"storing {S.describe(value)} to {what}: compiled code stores only arrays and "
+                              "NumPy scalars (a Python scalar or object in state would force a recompilation "
+                              "on every call)", node)
         if self.hoist_points:
             raise Unsupported(f"storing to {what} inside a branch or loop on a computed value is not supported yet",
                               node)
@@ -206,6 +208,12 @@ class StateMixin:
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             t = load.build([obj.value], [tensor_type(value.shape, value.dtype)], ip=self._state_ip(), **attrs)
             return Tensor(t.result, np.ndarray, source=path)
+        if isinstance(value, np.generic) and value.dtype in S.SUPPORTED_DTYPES:
+            # A NumPy scalar (a tree leaf's word id, a step counter) is a runtime value, like
+            # a NumPy scalar argument: specializing on it would compile once per value.
+            self._state_guard(path, ScalarSpec(type(value)), node)
+            t = load.build([obj.value], [tensor_type((), value.dtype)], ip=self._state_ip(), **attrs)
+            return Tensor(t.result, type(value), source=path)
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)
