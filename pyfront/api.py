@@ -29,6 +29,7 @@ import numpy as np
 from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
+from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
 from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
@@ -37,6 +38,7 @@ from pyfront.specialize import key_of
 from pyfront.variant_group import VariantGroup
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
+# Never "fp-error" (a floating-point event NumPy reports): the same code would raise it again.
 RELAXABLE = ("state", "branch")
 # Other in-graph assumptions (e.g. no integer division by zero) are given up after this
 # many failures; "raise" guards never are (raising is the interpreter's job, by design).
@@ -99,6 +101,8 @@ class CompiledFunction:
                 return self._profiled(args, kwargs)
             if variant is None:
                 return self._interpret(reason, args, kwargs)
+        if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
+            return self._interpret(FP_ERRSTATE_REASON, args, kwargs)
         result = variant.run(args, entry_checked=True)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
