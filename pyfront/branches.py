@@ -109,7 +109,8 @@ class BranchMixin:
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
                 self.hoist_points.clear()
         what = names or ["the conditional expression"] * len(sides[0])
-        merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
+        with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
+            merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
         pending = [p for m in merged for p in _pending(m)]
         with ir.InsertionPoint(draft.operation):
             final = scf.IfOp(i1, [p.a.value.type for p in pending], has_else=True)
@@ -232,8 +233,29 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
     if isinstance(a, Known) != isinstance(b, Known) and all(
         isinstance(v, Tensor) or isinstance(v.value, (int, float, bool, np.generic)) for v in (a, b)
     ):
-        raise Unsupported(f"{what} is a constant in one branch and computed in the other", node)
+        known, computed = (a, b) if isinstance(a, Known) else (b, a)
+        constant = _materialized(known.value, computed, what, node)
+        return _Pending(constant, computed) if known is a else _Pending(computed, constant)
     raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
+
+
+def _materialized(value: Any, computed: Tensor, what: str, node: ast.AST) -> Tensor:
+    """The constant one branch assigns, as a tensor of the type the other branch computes.
+
+    Only when the interpreter's Python type is the same on both paths (a Python
+    float and a computed Python float, a NumPy float32 constant and a computed
+    float32 scalar): the merged value then has one type whichever branch runs.
+    """
+    if computed.source is not None or computed.view is not None:
+        raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
+    if type(value) is not computed.pytype or computed.shape != ():
+        raise Unsupported(f"{what} is a {type(value).__name__} constant in one branch and a computed "
+                          f"{computed.pytype.__name__} in the other: its Python type would depend on the "
+                          "branch taken", node)
+    try:
+        return Tensor(S.constant(value, computed.dtype).value, computed.pytype)
+    except OverflowError:
+        raise Unsupported(f"{what} is {value!r} in one branch: out of range for {computed.dtype}", node) from None
 
 
 def assigned_names(body: list[ast.stmt]) -> set[str]:

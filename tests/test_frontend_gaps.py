@@ -69,3 +69,33 @@ def test_a_numpy_scalar_in_a_dict_item():
 
     compiled = check(bias_correction, [(Opt(), np.ones(3, np.float32))] * 4)
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def scaled_step(x):
+    lr = np.float32(0.1)
+    if x.sum() > 5.0:
+        lr = lr * 5.0 / x.sum()  # a computed float32 scalar; the other path keeps the constant
+    return x * lr, lr
+
+
+def python_float_step(x):
+    lr = 0.1
+    if x.sum() > 5.0:
+        lr = lr * 5.0 / x.sum()  # np.float32 here, a Python float on the other path
+    return x * lr
+
+
+BRANCH_CALLS = [(np.ones(3, np.float32),)] * 3 + [(np.full(3, 10, np.float32),)] + [(np.ones(3, np.float32),)] * 3 + [
+    (np.full(3, 10, np.float32),)] * 2
+
+
+def test_a_branch_merging_a_constant_with_a_computed_scalar_of_the_same_type_compiles():
+    compiled = check(scaled_step, BRANCH_CALLS)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls >= 5 and report.deopts == 1, str(report)
+
+
+def test_a_merge_whose_python_type_depends_on_the_branch_runs_in_the_interpreter():
+    compiled = check(python_float_step, BRANCH_CALLS)
+    reasons = " ".join(pyfront.explain(compiled).interpreter_reasons)
+    assert "its Python type would depend on the branch taken" in reasons
