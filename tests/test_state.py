@@ -30,11 +30,12 @@ def check_state(fn: Callable, calls: list[tuple], get: Callable[[], dict], put: 
         start = get()
         plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
         put(copy.deepcopy(start))
-        expected, expected_error, expected_out = _run(fn, plain_args)
+        expected, expected_error, expected_out, expected_warnings = _run(fn, plain_args)
         expected_state = get()
         put(copy.deepcopy(start))
-        got, error, out = _run(compiled, compiled_args)
+        got, error, out, got_warnings = _run(compiled, compiled_args)
         assert out == expected_out, f"call {n}: printed {out!r}, expected {expected_out!r}"
+        assert got_warnings == expected_warnings, f"call {n}: warned {got_warnings}, expected {expected_warnings}"
         assert type(error) is type(expected_error), f"call {n}: raised {error!r}, expected {expected_error!r}"
         assert str(error) == str(expected_error)
         if expected_error is None:
