@@ -8,14 +8,30 @@ are values of the same graph and the rest of the function (an optimizer
 step, deferred stores to `self.w`) uses them like any other array.
 
 What is differentiated: the leaves of the arguments at `argnums`, which must
-be float ndarrays, tuples and lists of them, or dicts (arguments or Python
-state) whose values are float ndarrays. Each leaf is passed to `f` as a fresh
-copy, so `f` (and only `f`) sees it as the variable: a use of the same array
-through another argument or through Python state is a constant, as it is for
-the interpreter's tape. Gradients mirror the argument structure (tuples stay
-tuples, lists lists, dicts dicts with the same keys in the same order).
+be float ndarrays (or NumPy float scalars), tuples and lists of them, dicts
+(arguments or Python state) whose values are those, or plain objects. An
+object is differentiated as the tape does it (autodiff/tape.py): each
+attribute that holds float leaves (`tape.has_float`), directly or in tuples,
+lists, dicts and nested objects, is a variable; the gradient is a dict
+{attribute: gradient} in attribute order. The compiled variant guards the
+object's attribute names (in order) and reads every attribute, so its types
+are guarded too; an attribute the tape would not differentiate must be an
+array or a constant (an object or container of non-floats is refused, as
+its contents could change), and an object or container reached twice is
+refused (the tape boxes each occurrence separately).
 
-`f` must return a float scalar and must not print or write Python state (the
+Each leaf is passed to `f` as a fresh copy (for containers and objects
+in Python state, by substituting the copy for the item or attribute while
+`f` is inlined), so `f` (and only `f`) sees it as the variable: a use of the
+same array through another argument or through Python state is a constant,
+as it is for the interpreter's tape. Gradients mirror the argument structure
+(tuples stay tuples, lists lists, dicts dicts with the same keys in the same
+order, objects dicts of their differentiated attributes).
+
+`has_aux`: `f` returns a pair `(loss, aux)`; aux is a value of the graph like
+any other (the backward starts from the loss only).
+
+`f` must return a float scalar (or the pair) and must not print or write Python state (the
 interpreter would see boxed values there); a branch in `f` on a computed
 value that the profile saw both ways, a real loop, or a primitive without a
 VJP rule on the differentiated path make the call `Unsupported` with the
@@ -33,9 +49,10 @@ import numpy as np
 from pyfront import semantics as S
 from pyfront.autodiff.ir_ad import backward
 from pyfront.dialects.mlir import ir
-from pyfront.dialects.primitives import emit, get
+from pyfront.dialects.primitives import bind, get
 from pyfront.errors import Unsupported
 from pyfront.guards import IdentityGuard
+from pyfront.specialize import KeysSpec
 from pyfront.values import Known, Obj, Seq, Tensor
 
 
@@ -58,7 +75,7 @@ class GradMixin:
     def _grad_call(self, gf: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if kwargs:
             raise Unsupported("keyword arguments to a gradient function are not supported yet", node)
-        for attr in ("fn", "argnums", "value_and_grad"):  # a GradFunction's attributes can be rebound
+        for attr in ("fn", "argnums", "value_and_grad", "has_aux"):  # a GradFunction's attributes can be rebound
             self._guard(IdentityGuard("attr", gf, attr, getattr(gf, attr), self._site(node)))
         fn = gf.fn
         from pyfront.state import uncompiled
@@ -77,9 +94,9 @@ class GradMixin:
         inlined_args = list(args)
         leaves: list[Tensor] = []
         templates = []  # per argnum: the argument's tree of differentiated leaves
-        substituted: dict = {}  # stored_items keys of dict arguments -> what was there before
+        substituted: dict = {}  # (stored_attrs or stored_items, slot) -> what was there before
         for i in argnums:
-            inlined_args[i], template = self._variables(args[i], leaves, substituted, node)
+            inlined_args[i], template = self._variables(args[i], leaves, substituted, set(), node)
             templates.append(template)
         before = {op.operation for op in block.operations}
         effects, stores = len(self.effects), dict(self.stores)
@@ -88,24 +105,33 @@ class GradMixin:
             out = self._inline(fn, inlined_args, {}, node)
         finally:
             self.differentiating -= 1
-            for key, previous in substituted.items():
+            for (table, slot), previous in substituted.items():
+                table = self.stored_attrs if table == "attr" else self.stored_items
                 if previous is None:
-                    del self.stored_items[key]
+                    del table[slot]
                 else:
-                    self.stored_items[key] = previous
+                    table[slot] = previous
         if len(self.effects) != effects or self.stores.keys() != stores.keys() or any(
                 self.stores[k][1] is not stores[k][1] for k in stores):
             raise Unsupported(f"{fn.__qualname__} prints or writes Python state while being differentiated", node)
+        if gf.has_aux:
+            if not (isinstance(out, Seq) and out.kind is tuple and len(out.items) == 2):
+                raise Unsupported(f"{fn.__qualname__} must return a pair (loss, aux) with has_aux=True, "
+                                  f"not {S.describe(out)} (the interpreter raises)", node)
+            out, aux = out.items
         if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind != "f":
             raise Unsupported(f"differentiating {fn.__qualname__}: it must return a float scalar, "
                               f"not {S.describe(out)}", node)
         forward = [op.operation for op in block.operations if op.operation not in before]
         cotangents = backward(forward, out.value, [t.value for t in leaves])
-        grads = iter([Tensor(ct if ct is not None else self._zeros(t), np.ndarray)
+        grads = iter([Tensor(ct if ct is not None else bind.zeros_like(t.value), t.pytype)
                       for ct, t in zip(cotangents, leaves)])
         trees = tuple(self._mirror(t, grads) for t in templates)
         result = trees[0] if isinstance(gf.argnums, int) else Seq(trees, tuple)
-        return Seq((out, result), tuple) if gf.value_and_grad else result
+        value = Seq((out, aux), tuple) if gf.has_aux else out
+        if gf.value_and_grad:
+            return Seq((value, result), tuple)
+        return Seq((result, aux), tuple) if gf.has_aux else result
 
     def range_loop(self, node: ast.For, steps: range) -> bool:
         """Inside a differentiated function the generator unrolls `for i in range(...)` itself
@@ -114,28 +140,67 @@ class GradMixin:
             return False
         return super().range_loop(node, steps)
 
-    def _variables(self, value: Any, leaves: list[Tensor], substituted: dict, node: ast.AST) -> tuple[Any, Any]:
+    def _variables(self, value: Any, leaves: list[Tensor], substituted: dict, seen: set[int],
+                   node: ast.AST) -> tuple[Any, Any]:
         """(what `f` gets for `value`, the tree of its leaves): each differentiated leaf is a fresh
         copy, appended to `leaves`. The tree holds Tensors, Seqs and dicts (key -> tree)."""
-        if isinstance(value, Tensor) and value.pytype is np.ndarray and value.dtype.kind == "f":
-            copy = Tensor(get("astype").build([value.value], dtype=value.dtype.name), np.ndarray)
+        if isinstance(value, Tensor) and value.dtype.kind == "f" and (
+                value.pytype is np.ndarray or issubclass(value.pytype, np.floating)):
+            copy = Tensor(get("astype").build([value.value], dtype=value.dtype.name), value.pytype)
             leaves.append(copy)
             return copy, copy
         if isinstance(value, Seq) and value.kind in (tuple, list):
-            pairs = [self._variables(v, leaves, substituted, node) for v in value.items]
+            pairs = [self._variables(v, leaves, substituted, seen, node) for v in value.items]
             return Seq(tuple(p[0] for p in pairs), value.kind), Seq(tuple(p[1] for p in pairs), value.kind)
-        if isinstance(value, Obj) and type(value.example) is dict:
-            template = {}
-            for key in value.example:
-                item, template[key] = self._variables(self._object_item(value, key, node), leaves, substituted, node)
-                if not isinstance(item, Tensor):
-                    raise Unsupported("differentiating with respect to a dict of containers is not supported yet", node)
-                slot = (id(value.example), key)
-                substituted.setdefault(slot, self.stored_items.get(slot))
-                self.stored_items[slot] = item  # what `f` reads as params[key]
-            return value, template
+        if isinstance(value, Obj):
+            if id(value.example) in seen:
+                raise Unsupported("differentiating with respect to an object or container reached twice "
+                                  "is not supported yet", node)
+            seen.add(id(value.example))
+            if type(value.example) is dict:
+                keys = self._state_keys(value, node)
+                return value, {k: self._substitute(value, "item", k, leaves, substituted, seen, node) for k in keys}
+            if type(value.example) in (list, tuple):
+                items = range(self._state_len(value, node))
+                tree = [self._substitute(value, "item", i, leaves, substituted, seen, node) for i in items]
+                return value, Seq(tuple(tree), type(value.example))
+            return value, self._object_variables(value, leaves, substituted, seen, node)
         raise Unsupported(f"differentiating with respect to {S.describe(value)} is not supported yet "
-                          "(float arrays, and tuples, lists and dicts of them)", node)
+                          "(float arrays, and tuples, lists, dicts and objects holding them)", node)
+
+    def _object_variables(self, obj: Obj, leaves: list[Tensor], substituted: dict, seen: set[int],
+                          node: ast.AST) -> dict:
+        """The tree of a plain object's differentiated attributes, the copies substituted for them."""
+        from pyfront.autodiff.tape import has_float
+
+        example = obj.example
+        self._check_plain_object(example)
+        names = tuple(vars(example))
+        self._note_object(obj, node)
+        self._state_guard(obj.path.attr("__dict__"), KeysSpec(names), node)  # the tape differentiates vars(obj)
+        tree = {}
+        for name in names:
+            attr = vars(example)[name]
+            if has_float(attr, {id(example)}):
+                tree[name] = self._substitute(obj, "attr", name, leaves, substituted, seen, node)
+                continue
+            read = self._object_attr(obj, name, node)  # guards what it is at call time
+            if not isinstance(read, (Tensor, Known)):
+                raise Unsupported(f"differentiating an object whose attribute {name!r} holds {S.describe(read)} "
+                                  "without floats (it could hold some at call time)", node)
+        return tree
+
+    def _substitute(self, container: Obj, kind: str, key: Any, leaves: list[Tensor], substituted: dict,
+                    seen: set[int], node: ast.AST) -> Any:
+        """The tree of `container`'s attribute or item `key`; `f` reads the copies made for it."""
+        read = self._object_attr if kind == "attr" else self._object_item
+        item, tree = self._variables(read(container, key, node), leaves, substituted, seen, node)
+        if isinstance(item, Tensor):
+            table = self.stored_attrs if kind == "attr" else self.stored_items
+            slot = (id(container.example), key)
+            substituted.setdefault((kind, slot), table.get(slot))
+            table[slot] = item  # what `f` reads as container.key / container[key]
+        return tree
 
     def _mirror(self, template: Any, grads) -> Any:
         """The gradient tree shaped like `template` (a dict becomes a Seq of kind dict of (key, value) pairs)."""
@@ -144,9 +209,3 @@ class GradMixin:
         if isinstance(template, Seq):
             return Seq(tuple(self._mirror(v, grads) for v in template.items), template.kind)
         return Seq(tuple(Seq((Known(k), self._mirror(v, grads)), tuple) for k, v in template.items()), dict)
-
-    def _zeros(self, like: Tensor) -> ir.Value:
-        if None in like.shape:
-            raise Unsupported("the gradient of an unused argument with a dimension that varies between calls "
-                              "is not supported yet")
-        return emit.splat(0.0, like.shape, like.dtype)

@@ -230,7 +230,7 @@ class Profiler:
         from pyfront.autodiff import GradFunction
 
         if type(f) is GradFunction and isinstance(f.fn, types.FunctionType):
-            return GradFunction(self._copy(f.fn), f.argnums, f.value_and_grad)
+            return f.with_fn(self._copy(f.fn))
         return f
 
     def _differentiated_callee(self, f: Any) -> Any:

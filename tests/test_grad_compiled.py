@@ -332,3 +332,89 @@ def test_unbroadcast_beside_several_dynamic_dims():
     b = f64(1, 4)
     calls = [(b, f64(*s)) for s in ((2, 3, 4), (3, 5, 4), (4, 2, 4), (5, 3, 4))]
     compiled_some(check(grad_bias, calls))
+
+
+# Objects' array attributes and has_aux ----------------------------------------------
+
+
+class Dense:
+    def __init__(self, n_in, n_out):
+        self.w, self.b = f64(n_in, n_out), f64(n_out)
+        self.activation = "tanh"  # not differentiated (a constant, guarded)
+
+    def forward(self, x):
+        return np.tanh(x @ self.w + self.b)
+
+
+class Net:
+    def __init__(self):
+        self.hidden = Dense(5, 8)  # a nested object: its gradient is a nested dict
+        self.layers = [Dense(8, 4), Dense(4, 2)]  # a list of objects: a list of dicts
+        self.scale = np.float64(0.5)  # a NumPy float scalar attribute is differentiated too
+        self.steps = np.zeros(1, np.int64)  # an int array: not differentiated, not in the gradient
+
+    def forward(self, x):
+        h = self.hidden.forward(x)
+        for layer in self.layers:
+            h = layer.forward(h)
+        return self.scale * h
+
+
+def net_loss(net, x, y):
+    err = net.forward(x) - y
+    return np.mean(err * err)
+
+
+def net_grad(net, x, y):
+    return pyfront.grad(net_loss)(net, x, y)
+
+
+def net_loss_and_error(net, x, y):
+    err = net.forward(x) - y
+    return np.mean(err * err), {"max_error": np.max(np.abs(err)), "prediction": net.forward(x)}
+
+
+def net_value_grad_aux(net, x, y):
+    (loss, aux), g = pyfront.value_and_grad(net_loss_and_error, has_aux=True)(net, x, y)
+    net.hidden.w = net.hidden.w - 0.1 * g["hidden"]["w"]  # an SGD step through the gradient dict
+    return loss, aux, g
+
+
+def net_grad_aux(net, x, y):
+    return pyfront.grad(net_loss_and_error, has_aux=True)(net, x, y)
+
+
+def test_gradient_with_respect_to_an_objects_attributes():
+    calls = [(Net(), f64(3, 5), f64(3, 2)) for _ in range(3)]
+    fn = check(net_grad, calls)
+    compiled_some(fn)
+    g = net_grad(*calls[0])
+    assert list(g) == ["hidden", "layers", "scale"] and list(g["hidden"]) == ["w", "b"]
+    assert type(g["scale"]) is np.float64 and type(g["layers"]) is list
+
+
+def test_has_aux_with_an_object_and_value_and_grad():
+    calls = [(Net(), f64(3, 5), f64(3, 2)) for _ in range(3)]
+    compiled_some(check(net_value_grad_aux, calls))
+    compiled_some(check(net_grad_aux, calls))
+
+
+def test_an_attribute_added_at_call_time_is_seen():
+    nets = [Net() for _ in range(4)]
+    nets[3].extra = f64(2)  # the interpreter differentiates it too: the attribute guard fails
+    fn = check(net_grad, [(net, f64(3, 5), f64(3, 2)) for net in nets])
+    compiled_some(fn)
+    assert pyfront.explain(fn).deopts >= 1
+
+
+def bad_aux_loss(w):
+    return np.sum(w * w)
+
+
+def grad_bad_aux(w):
+    return pyfront.grad(bad_aux_loss, has_aux=True)(w)
+
+
+def test_has_aux_without_a_pair_raises_as_in_the_interpreter():
+    fn = check(grad_bad_aux, [(f64(3),)] * 2)
+    assert pyfront.explain(fn).compiled_calls == 0

@@ -8,6 +8,7 @@
 
     dw = pyfront.grad(loss)(w, x)                      # d loss / d w, shaped like w
     value, (dw, dx) = pyfront.value_and_grad(loss, argnums=(0, 1))(w, x)
+    dw, aux = pyfront.grad(loss_and_stats, has_aux=True)(w, x)  # fn returns (loss, aux)
 
 In the interpreter the call runs `fn` on boxed arguments that record each
 NumPy operation on a tape (tape.py) and then runs the primitives' VJP rules
@@ -31,9 +32,15 @@ class GradFunction:
     `argnums`: the position (int) or positions (tuple of ints) of the
     arguments to differentiate with respect to; with a tuple the gradient is a
     tuple with one entry per position.
+
+    `has_aux` (as in JAX): `fn` returns a pair `(loss, aux)`; only `loss` is
+    differentiated and `aux` is returned unchanged (with no gradient through
+    it): `grad` gives `(gradient, aux)`, `value_and_grad` gives
+    `((loss, aux), gradient)`.
     """
 
-    def __init__(self, fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, value_and_grad: bool = False):
+    def __init__(self, fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, value_and_grad: bool = False,
+                 has_aux: bool = False):
         if not callable(fn):
             raise TypeError(f"pyfront.grad: expected a callable, got {type(fn).__name__}")
         if isinstance(argnums, list):
@@ -50,36 +57,44 @@ class GradFunction:
         self.fn = fn
         self.argnums = argnums
         self.value_and_grad = value_and_grad
+        self.has_aux = bool(has_aux)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pyfront.autodiff.tape import differentiate
 
-        return differentiate(self.fn, args, kwargs, self.argnums, self.value_and_grad)
+        return differentiate(self.fn, args, kwargs, self.argnums, self.value_and_grad, self.has_aux)
+
+    def with_fn(self, fn: Callable[..., Any]) -> GradFunction:
+        """The same transformation of another function (the profiler's instrumented copy of `fn`)."""
+        return GradFunction(fn, self.argnums, self.value_and_grad, self.has_aux)
 
     def __repr__(self) -> str:
         kind = "value_and_grad" if self.value_and_grad else "grad"
-        return f"<pyfront.{kind} of {getattr(self.fn, '__qualname__', self.fn)!r}, argnums={self.argnums!r}>"
+        aux = ", has_aux=True" if self.has_aux else ""
+        return f"<pyfront.{kind} of {getattr(self.fn, '__qualname__', self.fn)!r}, argnums={self.argnums!r}{aux}>"
 
 
-def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> GradFunction:
+def grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> GradFunction:
     """The gradient of the scalar-valued `fn` with respect to the arguments at `argnums`.
 
     >>> import numpy as np, pyfront
     >>> pyfront.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     array([2., 4.])
+    >>> pyfront.grad(lambda x: (np.sum(x ** 2), x.max()), has_aux=True)(np.array([1.0, 2.0]))
+    (array([2., 4.]), np.float64(2.0))
     """
-    return GradFunction(fn, argnums, value_and_grad=False)
+    return GradFunction(fn, argnums, value_and_grad=False, has_aux=has_aux)
 
 
-def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> GradFunction:
+def value_and_grad(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> GradFunction:
     """`fn`'s value and its gradient (as `grad`) from one call, as a pair `(value, grad)`.
 
     >>> import numpy as np, pyfront
     >>> pyfront.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
-    return GradFunction(fn, argnums, value_and_grad=True)
+    return GradFunction(fn, argnums, value_and_grad=True, has_aux=has_aux)
 
 
 __all__ = ["GradFunction", "grad", "value_and_grad"]

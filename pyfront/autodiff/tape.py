@@ -626,13 +626,13 @@ def _box_object(tape: Tape, obj: Any, path: str, visiting: set[int]) -> tuple[An
     parts = {}
     visiting = visiting | {id(obj)}
     for name, attr in vars(obj).items():
-        if _has_float(attr, set(visiting)):
+        if has_float(attr, set(visiting)):
             parts[name] = _box(tape, attr, f"{path}.{name}", True, visiting)
             setattr(boxed, name, parts[name][0])
     return boxed, lambda cts: {name: g(cts) for name, (_, g) in parts.items()}
 
 
-def _has_float(value: Any, seen: set[int]) -> bool:
+def has_float(value: Any, seen: set[int]) -> bool:
     """Whether an attribute holds float leaves (in containers and objects): what objects differentiate."""
     if _is_float(value):
         return True
@@ -640,10 +640,10 @@ def _has_float(value: Any, seen: set[int]) -> bool:
         return False
     seen.add(id(value))
     if isinstance(value, (tuple, list)):
-        return any(_has_float(v, seen) for v in value)
+        return any(has_float(v, seen) for v in value)
     if isinstance(value, dict):
-        return any(_has_float(v, seen) for v in value.values())
-    return _plain_object(value) and any(_has_float(v, seen) for v in vars(value).values())
+        return any(has_float(v, seen) for v in value.values())
+    return _plain_object(value) and any(has_float(v, seen) for v in vars(value).values())
 
 
 def _rebuild(like: tuple | list, items: list) -> tuple | list:
@@ -673,8 +673,28 @@ def _scalar_output(out: Any) -> Any:
     return value
 
 
-def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[int, ...], with_value: bool):
-    """`fn(*args, **kwargs)`'s gradient (and value first, if `with_value`) by the tape."""
+def _split_aux(out: Any) -> tuple[Any, Any]:
+    """`fn`'s `(loss, aux)` with `has_aux`: aux unboxed (no gradient flows through it)."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError("pyfront.grad with has_aux=True requires the function to return a pair (loss, aux), "
+                        f"but it returned {type(out).__name__}")
+    return out[0], _stop_gradient(out[1])
+
+
+def _stop_gradient(value: Any) -> Any:
+    """`value` with Boxes (in tuples, lists and dicts) replaced by their values."""
+    if isinstance(value, Box):
+        return value.value
+    if isinstance(value, (tuple, list)):
+        return _rebuild(value, [_stop_gradient(v) for v in value])
+    if isinstance(value, dict):
+        return type(value)((k, _stop_gradient(v)) for k, v in value.items())
+    return value
+
+
+def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[int, ...], with_value: bool,
+                  has_aux: bool = False):
+    """`fn(*args, **kwargs)`'s gradient (and value first, if `with_value`) by the tape; see GradFunction."""
     positions = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in positions:
         if not -len(args) <= i < len(args):
@@ -687,6 +707,7 @@ def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[
         rebuilds.append(rebuild)
     try:
         out = fn(*call_args, **kwargs)
+        out, aux = _split_aux(out) if has_aux else (out, None)
         value = _scalar_output(out)
         if isinstance(out, Box) and _tape_of([out]) is not tape:
             raise GradError("pyfront.grad: nested gradients (higher-order derivatives) are not supported")
@@ -695,4 +716,6 @@ def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[
         tape.active = False
     grads = tuple(rebuild(cts) for rebuild in rebuilds)
     result = grads[0] if isinstance(argnums, int) else grads
+    if has_aux:
+        return ((value, aux), result) if with_value else (result, aux)
     return (value, result) if with_value else result
