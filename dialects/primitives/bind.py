@@ -38,9 +38,11 @@ def is_ir(x: Operand) -> bool:
 def apply(name: str, *operands: Operand, **params: Any) -> Operand:
     """Primitive `name` on `operands`: its NumPy impl on arrays, its op on IR values."""
     prim = get(name)
-    if any(map(is_ir, operands)):
-        return prim.build(list(operands), **params)
-    return np.asarray(prim.impl(*operands, **params))
+    for operand in operands:  # (a loop, not any(): this runs for every op of the tape's backward)
+        if isinstance(operand, ir.Value):
+            return prim.build(list(operands), **params)
+    out = prim.impl(*operands, **params)
+    return out if type(out) is np.ndarray else np.asarray(out)
 
 
 # Tracers (e.g. the interpreter's gradient tape) register the type of their
@@ -63,10 +65,14 @@ def call(name: str, *operands: Any, **params: Any) -> Any:
 
 
 def shape(x: Operand) -> Shape:
+    if type(x) is np.ndarray:
+        return x.shape
     return shape_of(x.type) if is_ir(x) else np.shape(x)
 
 
 def dtype(x: Operand) -> np.dtype:
+    if type(x) is np.ndarray:
+        return x.dtype
     return tensor_dtype(x.type) if is_ir(x) else np.asarray(x).dtype
 
 

@@ -61,18 +61,22 @@ class GradError(TypeError):
 
 
 class Node:
-    """One primitive application on the tape (`prim` None: a differentiated input)."""
+    """One primitive application on the tape (`prim` None: a differentiated input).
 
-    __slots__ = ("dtype", "operands", "out", "params", "parents", "prim", "shape")
+    The primitive's VJP rule is looked up once, here, and `out` is kept as an
+    array, so the backward pass does no per-node lookups or conversions.
+    """
+
+    __slots__ = ("dtype", "operands", "out", "params", "parents", "prim", "shape", "vjp")
 
     def __init__(self, prim, out, operands, parents, params):
         self.prim = prim
-        self.out = out
+        self.vjp = get(prim).vjp if prim is not None else None
+        self.out = out if type(out) is np.ndarray else np.asarray(out)
         self.operands = operands
         self.parents = parents  # per operand: the operand's node index, or None for a constant
         self.params = params
-        value = np.asarray(out)
-        self.shape, self.dtype = value.shape, value.dtype
+        self.shape, self.dtype = self.out.shape, self.out.dtype
 
 
 class Tape:
@@ -103,11 +107,12 @@ class Tape:
                 if node.prim is None:
                     leaves[index] = ct
                     continue
-                grads = get(node.prim).vjp(ct, np.asarray(node.out), *node.operands, **node.params)
+                grads = node.vjp(ct, node.out, *node.operands, **node.params)
                 for parent, g in zip(node.parents, grads):
                     if parent is None or g is None:
                         continue
-                    _accumulate(cts, parent, np.asarray(g), self.nodes[parent], node.prim)
+                    _accumulate(cts, parent, g if type(g) is np.ndarray else np.asarray(g), self.nodes[parent],
+                                node.prim)
         return leaves
 
 
@@ -162,7 +167,7 @@ def record(prim: str, out: Any, operands: list[tuple[Any, Any]], **params: Any) 
     tape = _tape_of([src for _, src in operands])
     if tape is None or not _is_float(out):
         return out
-    arrays = tuple(np.asarray(a) for a, _ in operands)
+    arrays = tuple(a if type(a) is np.ndarray else np.asarray(a) for a, _ in operands)
     parents = tuple(src.node if isinstance(src, Box) else None for _, src in operands)
     return tape.push(Node(prim, out, arrays, parents, params), out)
 
