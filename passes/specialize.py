@@ -133,12 +133,13 @@ def _fold(op: ir.Operation) -> np.ndarray | None:
 
 def _simplify_guards(fn) -> None:
     seen: set = set()
+    keys_of: dict = {}  # shared by all guards: conditions share their subexpressions
     for op in list(fn.body.blocks[0].operations):
         if op.operation.name != GUARD.name:
             continue
         cond = GUARD.view(op).cond
         conjuncts = [c for c in _conjuncts(cond) if not _is_true(c)]
-        keys = [structural_key(c) for c in conjuncts]
+        keys = [structural_key(c, keys_of) for c in conjuncts]
         if all(k in seen for k in keys):
             op.operation.erase()
         else:
@@ -157,14 +158,25 @@ def _is_true(value: ir.Value) -> bool:
     return array is not None and array.dtype == np.bool_ and array.size == 1 and bool(array.flat[0])
 
 
-def structural_key(value: ir.Value):
-    """Equal keys for values computed by the same ops from the same block arguments."""
+def structural_key(value: ir.Value, keys_of: dict) -> int:
+    """Equal keys for values computed by the same ops from the same block arguments.
+
+    Keys are ints interned in `keys_of` (which also memoizes values): a
+    condition's expression is a DAG, and nested-tuple keys would take time
+    exponential in its depth to build and hash.
+    """
+    key = keys_of.get(value)
+    if key is not None:
+        return key
     owner = _defining_op(value)
     if owner is None:
-        return ("arg", value)
-    if len(owner.regions):
-        return ("value", value)
-    named = (owner.attributes[i] for i in range(len(owner.attributes)))
-    attrs = tuple(sorted((a.name, str(a.attr)) for a in named))
-    index = list(owner.results).index(value) if len(owner.results) > 1 else 0
-    return (owner.name, attrs, index, tuple(structural_key(o) for o in owner.operands))
+        parts = ("arg", value)
+    elif len(owner.regions):
+        parts = ("value", value)
+    else:
+        named = (owner.attributes[i] for i in range(len(owner.attributes)))
+        attrs = tuple(sorted((a.name, str(a.attr)) for a in named))
+        index = list(owner.results).index(value) if len(owner.results) > 1 else 0
+        parts = (owner.name, attrs, index, tuple(structural_key(o, keys_of) for o in owner.operands))
+    key = keys_of[value] = keys_of.setdefault(("parts", parts), len(keys_of))
+    return key
