@@ -285,12 +285,13 @@ def test_output_must_be_a_float_scalar():
 @pytest.mark.parametrize(
     "fn, what",
     [
-        (lambda x: np.sum(np.cumsum(x)), "np.cumsum"),
-        (lambda x: np.sum(np.logaddexp(x, x)), "np.logaddexp"),
+        (lambda x: np.sum(np.logaddexp2(x, x)), "np.logaddexp2"),
         (lambda x: float(np.sum(x)), r"float\(\)"),
         (lambda x: np.sum(np.asarray(x)), "np.asarray"),
         (lambda x: np.add.reduce(x), "np.add.reduce"),
-        (lambda x: np.sum(np.linalg.norm(x)), "np.linalg.norm"),
+        (lambda x: np.sum(np.linalg.norm(x, 1)), "np.linalg.norm with ord=1"),
+        (lambda x: np.var(x, ddof=3), "var with ddof=3"),
+        (lambda x: np.einsum("i,i->", x, x), "np.einsum"),
     ],
 )
 def test_unsupported_operations_name_themselves(fn, what):
@@ -334,3 +335,48 @@ def test_bad_argnums():
         pyfront.grad(np.sum, argnums="0")
     with pytest.raises(ValueError, match="out of range"):
         pyfront.grad(lambda x: x, argnums=1)(1.0)
+
+
+# NumPy functions differentiated through compositions (autodiff/composites.py) -------
+
+B, C = RNG.standard_normal(4), RNG.standard_normal((2, 4, 5))
+
+
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("logaddexp", lambda x: np.sum(np.logaddexp(x, B) * B)),
+        ("cumsum-axis", lambda x: np.sum(np.cumsum(x, axis=1) ** 2)),
+        ("cumsum-flat", lambda x: np.sum(np.sin(np.cumsum(x)))),
+        ("var-ddof", lambda x: np.sum(np.var(x, axis=0, ddof=1) * B)),
+        ("std-ddof-method", lambda x: x.std(ddof=2)),
+        ("norm", lambda x: np.linalg.norm(x)),
+        ("norm-fro", lambda x: np.linalg.norm(x, "fro")),
+        ("norm-vector-2", lambda x: np.linalg.norm(x[0], 2)),
+        ("dot-3d", lambda x: np.sum(np.dot(x[None], C) ** 2)),
+        ("dot-3d-vector", lambda x: np.sum(np.tanh(np.dot(np.stack([x, x]), B)))),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_composite_functions_match_finite_differences_and_numpy_values(name, f):
+    x = RNG.standard_normal((3, 4))
+    value, g = pyfront.value_and_grad(f)(x)
+    assert value == f(x)  # bit-for-bit NumPy's value
+    check_fd(f, x, g)
+
+
+def test_has_aux_returns_aux_unchanged():
+    def loss(w, x):
+        h = np.tanh(x @ w)
+        return np.sum(h * h), {"h": h, "n": 3}
+
+    w, x = RNG.standard_normal((3, 2)), RNG.standard_normal((4, 3))
+    g, aux = pyfront.grad(loss, has_aux=True)(w, x)
+    (value, aux2), g2 = pyfront.value_and_grad(loss, has_aux=True)(w, x)
+    assert type(aux["h"]) is np.ndarray and aux["n"] == 3
+    np.testing.assert_array_equal(aux["h"], np.tanh(x @ w))
+    np.testing.assert_array_equal(g, g2)
+    assert value == loss(w, x)[0]
+    check_fd(lambda w: loss(w, x)[0], w, g)
+    with pytest.raises(TypeError, match="has_aux=True requires"):
+        pyfront.grad(lambda w: np.sum(w), has_aux=True)(w)

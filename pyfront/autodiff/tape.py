@@ -10,7 +10,8 @@ result is a float, appends a node to the tape naming the primitive of the
 table (dialects/primitives) that it is, with its operands cast as NumPy's
 promotion did. The backward pass runs those primitives' VJP rules in reverse
 (the very rules the AD on the IR uses). Calls of primitives through
-`bind.call` (pyfront.nn) are recorded the same way.
+`bind.call` (pyfront.nn) are recorded the same way; NumPy functions with no
+primitive of their own are in composites.py.
 
 What is differentiated (the arguments at `argnums`):
 - float ndarrays, NumPy float scalars and Python floats (the gradient has the
@@ -229,6 +230,8 @@ class Box:
             return out
         if ufunc is np.positive:  # a copy
             return _copy(inputs[0], out)
+        if ufunc in composites.COMPOSITE_UFUNCS:
+            return composites.COMPOSITE_UFUNCS[ufunc](*inputs)
         if ufunc not in UFUNC_PRIMITIVE:
             raise _unsupported(f"np.{ufunc.__name__}")
         return _elementwise(UFUNC_PRIMITIVE[ufunc], out, list(inputs))
@@ -442,16 +445,6 @@ def _reduction(func, a, axis=None, dtype=None, out=None, keepdims=False, **rest)
     return record(REDUCTIONS[func], value, [(raw, a)], axes=_axes(axis, raw.ndim), keepdims=bool(keepdims))
 
 
-@_implements(np.var, np.std)
-def _var(func, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
-    """mean((a - mean(a))**2) (how NumPy computes it), its square root for std."""
-    _no_extras(func, dtype=dtype, out=out, ddof=ddof or None, **rest)
-    axes = tuple(_axes(axis, np.ndim(unbox(a))))
-    centered = a - np.mean(a, axis=axes, keepdims=True)
-    variance = np.mean(centered * centered, axis=axes, keepdims=keepdims)
-    return np.sqrt(variance) if func is np.std else variance
-
-
 @_implements(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
 def _reshape_like(func, a, *args, **kwargs):
     """Functions that keep the elements in C order and change only the shape."""
@@ -504,7 +497,7 @@ def _dot(func, a, b, out=None):
     if np.ndim(unbox(a)) == 0 or np.ndim(unbox(b)) == 0:
         return np.multiply(a, b)
     if np.ndim(unbox(a)) > 2 or np.ndim(unbox(b)) > 2:
-        raise _unsupported("np.dot of arrays with more than 2 dims", "; use np.matmul or @")
+        return composites.dot_nd(a, b)
     return _elementwise("matmul", np.dot(unbox(a), unbox(b)), [a, b])
 
 
@@ -724,3 +717,7 @@ def differentiate(fn: Callable, args: tuple, kwargs: dict, argnums: int | tuple[
     if has_aux:
         return ((value, aux), result) if with_value else (result, aux)
     return (value, result) if with_value else result
+
+
+# NumPy functions differentiated through compositions of primitives (registers their handlers).
+from pyfront.autodiff import composites  # noqa: E402
