@@ -126,7 +126,7 @@ def _relative_table(results, systems, measure: str, after: str | None, notes: No
             note = cell.get(measure.removesuffix("_s") + "_note")
             ref = " " + notes.ref(f"{LABELS[s]} on {name}: {note}") if note else ""
             if t is None:
-                row.append(("wrong" if note else "—") + ref)
+                row.append(("wrong" if note and note.startswith("wrong") else "—") + ref)
                 continue
             text = f"{fmt_time(t)} ({t / steady:.0f}× step)" if steady else fmt_time(t)
             if after and cell.get(after) is not None:
@@ -154,6 +154,12 @@ def write_markdown(results: dict) -> str:
         "'vs best peer' compares with the fastest of jax.jit, torch.compile and numba.njit that ran "
         "the program correctly. Every result was checked against NumPy's before timing."),
         "",
+        ("model_* programs are one training step of a model of examples/models/ at the model's own "
+        "small size (loss, value_and_grad, optimizer update written into the model's dicts; the "
+        "function also returns the arrays it wrote). They update their arguments, so each checked "
+        "call is compared with NumPy run on a copy of the arguments as they were just before it; "
+        "jax.jit runs a functional port (bench/programs/_model_suite.py)."),
+        "",
         "## Steady state: time per step",
         "",
         (f"Median of single calls after warm-up (±: half the interquartile range, as % of the median; "
@@ -166,7 +172,8 @@ def write_markdown(results: dict) -> str:
         ("Time to the first result computed by compiled code, in a process that already paid the "
         "library's start-up (below). pyfront: its profiled interpreter calls plus the compiling call. "
         "numba compiles per dtype and rank, not shape: its later sizes load the first size's code "
-        "from its on-disk cache."),
+        "from its on-disk cache. A first call, batch-size change or guard-failure call that runs "
+        f"past {meta.get('call_limit_s', 60):.0f} s is stopped and reported as over time."),
         "",
         *_measure_table(results, systems, "first_call_s", notes, vs_numpy=False, spread=False),
         "",

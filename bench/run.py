@@ -7,7 +7,10 @@
 Each system runs in two fresh processes (bench/worker.py), one after the
 other so they do not compete for the cores: a cold one on empty on-disk
 caches (first-call latency, correctness, steady state, batch-size change,
-guard failure) and a warm one on the caches the cold one filled (warm start).
+guard failure) and a warm one on the caches the cold one filled (warm start),
+for the programs the cold one ran. A call running past --call-limit (default
+60 s: torch.compile takes minutes on the model-suite steps) is reported as
+over time.
 A system whose library is not installed is reported as such. Results go to
 `--out-dir` (default bench/results): latest.md (the table), latest.png (the
 chart) and latest.json (raw numbers of this run; not committed).
@@ -43,6 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds of steady-state timing per size and system (default 1, quick 0.05)")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds allowed per worker process")
+    parser.add_argument("--call-limit", type=float, default=60,
+                        help="seconds allowed for one first call, batch-size change or guard-failure call")
     parser.add_argument("--out-dir", default=str(REPO / "bench" / "results"))
     opts = parser.parse_args(argv)
 
@@ -59,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     budget = opts.budget if opts.budget is not None else (0.05 if opts.quick else 1.0)
     started = time.perf_counter()
     results = {
-        "meta": machine_meta(systems, opts.threads, budget, opts.quick, describe(opts.threads)),
+        "meta": {**machine_meta(systems, opts.threads, budget, opts.quick, describe(opts.threads)),
+                 "call_limit_s": opts.call_limit},
         "programs": {p.name: {"description": p.description, "guard_failure":
                               p.guard_failure.description if p.guard_failure else None,
                               "sizes": {label: {} for label in (list(p.sizes)[:1] if opts.quick else p.sizes)}}
@@ -75,10 +81,11 @@ def main(argv: list[str] | None = None) -> None:
                 for_each_row(results, system, {"status": "not installed", "reason": reason})
                 continue
             cache_dir = scratch / system
-            modes = ("cold", "warm") if system != "numpy" else ("cold",)
-            for mode in modes:
-                record = run_worker(system, mode, programs, cache_dir, opts, budget, scratch)
-                merge(results, system, mode, record)
+            record = run_worker(system, "cold", programs, cache_dir, opts, budget, scratch)
+            merge(results, system, "cold", record)
+            ran = [p for p in programs if ran_in(record, p.name)]
+            if system != "numpy" and ran:  # warm start of what the cold run compiled
+                merge(results, system, "warm", run_worker(system, "warm", ran, cache_dir, opts, budget, scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     results["meta"]["wall_s"] = time.perf_counter() - started
@@ -95,7 +102,8 @@ def run_worker(system, mode, programs, cache_dir, opts, budget, scratch) -> dict
     out = scratch / f"{system}-{mode}.json"
     cmd = [sys.executable, "-m", "bench.worker", "--system", system, "--mode", mode,
            "--programs", ",".join(p.name for p in programs), "--cache-dir", str(cache_dir),
-           "--out", str(out), "--threads", str(opts.threads), "--budget", str(budget)]
+           "--out", str(out), "--threads", str(opts.threads), "--budget", str(budget),
+           "--call-limit", str(opts.call_limit)]
     if opts.quick:
         cmd.append("--first-size-only")
     log = scratch / f"{system}-{mode}.log"
@@ -112,6 +120,12 @@ def run_worker(system, mode, programs, cache_dir, opts, budget, scratch) -> dict
         return json.loads(out.read_text())
     tail = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()][-1:] or [""]
     return {"error": f"worker failed ({rc}): {tail[0][:200]}"}
+
+
+def ran_in(record: dict, program: str) -> bool:
+    """Whether a worker's record has a result (compiled or interpreted) for some size of `program`."""
+    sizes = record.get("programs", {}).get(program, {})
+    return any(row.get("status") in ("ok", "interpreted") for row in sizes.values())
 
 
 def merge(results: dict, system: str, mode: str, record: dict) -> None:

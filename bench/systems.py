@@ -5,9 +5,10 @@ A `System` is created in a worker process after the thread settings are fixed
 on-disk compilation cache (if it has one) into `cache_dir`, so the cold run
 starts empty and the warm-start run, a new process on the same directory,
 finds what the cold run wrote. `build(program)` returns a fresh compiled
-callable (or raises `CannotRun` with the reason), `convert` turns the NumPy
-inputs into what the callable takes, `run` calls it and waits for the result,
-`to_numpy` makes the result comparable with NumPy's.
+callable (or raises `CannotRun` with the reason), `arguments` turns the NumPy
+inputs into what the callable takes (a port's adapter, then `convert`), `run`
+calls it and waits for the result, `to_numpy` makes the result comparable
+with NumPy's.
 
 `first_result(fn, args)` is the first-call latency: everything up to the first
 result produced by the compiled code (pyfront: its profiled interpreter calls
@@ -23,7 +24,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from bench.program import NotRunnable, Program
+from bench.program import NotRunnable, Port, Program
 
 
 class CannotRun(Exception):
@@ -47,7 +48,14 @@ class System:
         port = program.port_for(self.name)
         if isinstance(port, NotRunnable):
             raise CannotRun(port.reason)
+        if isinstance(port, Port):
+            return port.fn
         return port if port is not None else program.fn
+
+    def arguments(self, program: Program, inputs: tuple) -> tuple:
+        """What `target(program)` is called with for the NumPy function's `inputs`."""
+        port = program.port_for(self.name)
+        return self.convert(port.adapt(inputs) if isinstance(port, Port) else inputs)
 
     def build(self, program: Program) -> Callable:
         return self.target(program)
@@ -124,6 +132,9 @@ class Jax(System):
         import jax
 
         jax.config.update("jax_platforms", "cpu")
+        # NumPy's dtypes: without x64 jax computes a float64 program (the REINFORCE model)
+        # in float32; with it, float32 programs stay float32 (their results' dtypes match NumPy's).
+        jax.config.update("jax_enable_x64", True)
         jax.config.update("jax_compilation_cache_dir", os.path.join(cache_dir, "jax"))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

@@ -7,11 +7,16 @@ system (its on-disk cache in D), pays the library's one-time start-up on a
 trivial function, then for each size of each program:
 
 * cold mode: first-call latency, a check against NumPy's answer (a wrong or
-  failed answer is reported and not timed), steady-state time per step, the
+  failed answer is reported and not timed; every checked call is compared
+  with NumPy run on a copy of its inputs, as a training step updates them), steady-state time per step, the
   first call after a batch-size change, and, for programs that declare one,
   the call whose inputs break a speculated guard plus the call after it;
 * warm mode (a new process on the cache the cold run filled): first-call
   latency only, i.e. the warm start from the on-disk cache.
+
+Every first call, batch-size change and guard-failure call runs under a time
+limit (--call-limit): one that runs past it is stopped (SIGALRM) and reported
+as over time, so that one slow compile cannot take the whole run's time.
 
 Writes a JSON object to --out; an exception in one size is reported for that
 size and the others still run. One process per system (not per program) pays
@@ -21,9 +26,31 @@ each library's start-up once: torch's inductor takes half a minute on a cold cac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
 import traceback
+
+
+class OverTime(BaseException):
+    """A call ran past the time limit (a BaseException: libraries' `except Exception` must not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise OverTime in the main thread if the block runs longer than `seconds`."""
+
+    def expire(signum, frame):
+        raise OverTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -36,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of steady-state timing per size")
     parser.add_argument("--first-size-only", action="store_true", help="only each program's first size")
+    parser.add_argument("--call-limit", type=float, default=60.0,
+                        help="seconds allowed for a first call, a batch-size change or a guard-failure call")
     opts = parser.parse_args(argv)
 
     from bench import threads
@@ -70,23 +99,51 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def measure_size(system, program, label: str, opts) -> dict:
+    import copy
+
     import numpy as np
 
-    from bench.compare import mismatch
+    from bench.compare import mismatch, state_mismatch
     from bench.measure import steady_state, timed
+    from bench.program import Port
     from bench.systems import CannotRun, reason_of
 
     size = program.sizes[label]
     inputs = program.make_inputs(size, np.random.default_rng(0))
-    expected = program.fn(*inputs)
+    expected = program.fn(*copy.deepcopy(inputs))  # on a copy: a stateful program updates its inputs
 
-    def check(out, want=expected):
+    def check(out, want):
         return mismatch(want, system.to_numpy(out), program.rtol, program.atol, system.strict_types)
+
+    in_place = program.stateful and not isinstance(program.port_for(system.name), Port)
+
+    def checked_call(numpy_inputs, args=None):
+        """(seconds, why the call is wrong or None) of one call, against NumPy on a copy of the inputs as they are.
+
+        A system that runs a stateful NumPy function itself must also leave the
+        inputs as NumPy left the copy (a port returns the new arrays instead).
+        """
+        after_numpy = copy.deepcopy(numpy_inputs)
+        want = program.fn(*after_numpy)
+        try:
+            with time_limit(opts.call_limit):
+                seconds, out = timed(lambda: system.run(fn, system.arguments(program, numpy_inputs)
+                                                        if args is None else args))
+        except OverTime:
+            return None, f"not measured: the call ran past the {opts.call_limit:.0f} s limit per call"
+        wrong = check(out, want)
+        if not wrong and in_place:
+            wrong = state_mismatch(after_numpy, numpy_inputs, program.rtol, program.atol, system.strict_types)
+        return seconds, wrong
 
     try:
         fn = system.build(program)
-        args = system.convert(inputs)
-        first_s, out, notes = system.first_result(fn, args)
+        args = system.arguments(program, inputs)
+        with time_limit(opts.call_limit):
+            first_s, out, notes = system.first_result(fn, args)
+    except OverTime:
+        return {"status": "over time", "reason": f"no first result within the {opts.call_limit:.0f} s limit "
+                "per call (python -m bench --call-limit)"}
     except CannotRun as e:
         return {"status": "cannot run", "reason": str(e)}
     except Exception as e:  # noqa: BLE001 - a peer's compile error is the reason it cannot run this
@@ -95,7 +152,13 @@ def measure_size(system, program, label: str, opts) -> dict:
     row = {"status": "ok", "notes": notes, "first_call_s": first_s}
     if any(n.startswith("ran in the interpreter") for n in notes):
         row["status"] = "interpreted"
-    wrong = check(out)
+    # A stateful program's first result may come after several calls (pyfront profiles first),
+    # each updating the inputs: only the next call can be checked against NumPy.
+    wrong = None if program.stateful else check(out, expected)
+    if not wrong:
+        seconds, wrong = checked_call(inputs, args)
+        if seconds is None:
+            return {"status": "over time", "reason": wrong, "notes": notes}
     if wrong:
         return {"status": "wrong", "reason": wrong, "notes": notes}
     if opts.mode == "warm":
@@ -104,15 +167,13 @@ def measure_size(system, program, label: str, opts) -> dict:
     row["steady"] = steady_state(lambda: system.run(fn, args), opts.budget).as_dict()
 
     bigger = {**size, "batch": size["batch"] + 1}
-    changed = program.make_inputs(bigger, np.random.default_rng(1))
-    seconds, out = timed(lambda: system.run(fn, system.convert(changed)))
-    wrong = check(out, program.fn(*changed))
+    seconds, wrong = checked_call(program.make_inputs(bigger, np.random.default_rng(1)))
     row["shape_change_s"] = None if wrong else seconds
     if wrong:
-        row["shape_change_note"] = f"wrong answer after the batch-size change: {wrong}"
+        row["shape_change_note"] = wrong if seconds is None else f"wrong answer after the batch-size change: {wrong}"
 
     if program.guard_failure is not None:
-        row.update(measure_guard_failure(system, program, size, fn, args, check))
+        row.update(measure_guard_failure(system, program, size, fn, inputs, args, checked_call))
     if system.name.startswith("pyfront"):
         import pyfront
 
@@ -123,24 +184,22 @@ def measure_size(system, program, label: str, opts) -> dict:
     return row
 
 
-def measure_guard_failure(system, program, size, fn, args, check) -> dict:
+def measure_guard_failure(system, program, size, fn, inputs, args, checked_call) -> dict:
     """The call whose inputs break pyfront's speculated guard, and the usual call after it."""
     import numpy as np
 
-    from bench.measure import timed
-
     breaking = program.guard_failure.make_inputs(size, np.random.default_rng(2))
     deopts_before, _ = _counts(system, fn)
-    seconds, out = timed(lambda: system.run(fn, system.convert(breaking)))
-    wrong = check(out, program.fn(*breaking))
+    seconds, wrong = checked_call(breaking)
     _, compiled_before = _counts(system, fn)
-    after_s, out_after = timed(lambda: system.run(fn, args))
+    after_s, wrong_after = checked_call(inputs, args)
+    wrong = wrong or wrong_after
     for _ in range(3):  # and a few more: does it run compiled again?
-        wrong = wrong or check(system.run(fn, args))
-    wrong = wrong or check(out_after)
+        wrong = wrong or checked_call(inputs, args)[1]
     row = {"guard_failure_s": None if wrong else seconds, "after_guard_failure_s": None if wrong else after_s}
     if wrong:
-        row["guard_failure_note"] = f"wrong answer around the guard failure: {wrong}"
+        over_time = seconds is None or after_s is None
+        row["guard_failure_note"] = wrong if over_time else f"wrong answer around the guard failure: {wrong}"
     if system.name.startswith("pyfront"):
         import pyfront
 
