@@ -2,11 +2,15 @@
 
 Runs NumPy and pyfront only, on the smallest MLP, and checks the report's
 structure, never a timing. The result check that guards every timing is tested
-on its own: a wrong answer must be caught.
+on its own: a wrong answer must be caught, and for a program that updates its
+arguments (a training step) a wrong update or one that is not kept too.
 """
 
+import argparse
+import copy
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.compare import mismatch
+from bench.program import Program
+from bench.systems import NumPy
+from bench.worker import measure_size
 
 
 @pytest.mark.iree
@@ -48,3 +55,59 @@ def test_result_check_catches_wrong_values_types_and_shapes():
     assert mismatch(a, a.astype(np.float64), 1e-4, 1e-5, strict_types=False) is None
     assert "type" in mismatch(a.sum(), float(a.sum()), 1e-4, 1e-5, strict_types=True)
     assert "results" in mismatch((a, a), (a,), 1e-4, 1e-5, strict_types=False)
+
+
+class Accumulator:
+    def __init__(self, n):
+        self.state = {"total": np.zeros(n), "count": np.zeros(1)}
+
+
+def accumulate(acc, x):
+    """A stateful step: writes the new arrays into the object's dict."""
+    acc.state["total"] = acc.state["total"] + x
+    acc.state["count"] = acc.state["count"] + 1
+    return acc.state["total"].sum()
+
+
+ACCUMULATE = Program("accumulate", "a stateful step", accumulate,
+                     lambda size, rng: (Accumulator(size["batch"]), rng.standard_normal(size["batch"])),
+                     {"3": {"batch": 3}}, stateful=True)
+
+
+class UpdatesTwice(NumPy):
+    """Each call applies the update twice: wrong results."""
+
+    def run(self, fn, args):
+        fn(*args)
+        return fn(*args)
+
+
+class ForgetsTheUpdate(NumPy):
+    """Right results, but the update is not kept (runs on a copy of the arguments)."""
+
+    def run(self, fn, args):
+        return fn(*copy.deepcopy(args))
+
+
+class Slow(NumPy):
+    def run(self, fn, args):
+        time.sleep(5)
+        return fn(*args)
+
+
+def measured(system, call_limit=60.0):
+    opts = argparse.Namespace(mode="cold", budget=0.01, call_limit=call_limit)
+    return measure_size(system, ACCUMULATE, "3", opts)
+
+
+def test_stateful_programs_are_checked_on_results_and_on_the_state_left():
+    assert measured(NumPy())["status"] == "ok"
+    twice = measured(UpdatesTwice())
+    assert twice["status"] == "wrong" and "max abs error" in twice["reason"], twice
+    forgets = measured(ForgetsTheUpdate())
+    assert forgets["status"] == "wrong" and "argument" in forgets["reason"], forgets
+
+
+def test_a_call_past_the_limit_is_reported_over_time():
+    row = measured(Slow(), call_limit=0.2)
+    assert row["status"] == "over time" and "0 s limit" in row["reason"], row
