@@ -129,6 +129,11 @@ def dim_is(a: ir.Value, dim_a: int, size: int) -> ir.Value:
 # Structured ops ----------------------------------------------------------------
 
 
+def scalar_map(rank: int) -> ir.AffineMapAttr:
+    """The indexing map of a 0-d operand (e.g. a full reduction's accumulator) in a rank-`rank` loop nest."""
+    return _map(rank, [])
+
+
 def broadcast_map(
     operand_shape: tuple[int | None, ...], out_shape: tuple[int | None, ...]
 ) -> ir.AffineMapAttr:
