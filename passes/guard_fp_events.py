@@ -15,20 +15,29 @@ Runs after the passes that add primitive ops (`unroll`; the AD transformation
 emits backward ops in the front end, so they are covered) and before
 `specialize`, whose constant folding would otherwise hide a folded op's event.
 
-Guarantees: every primitive op with `fp_events` and a float operand or
-result is checked by its `detect` rule (FpEvents' docstring): exact per
-element for elementwise ops; for reductions and contractions any NaN or inf
-result fails (IREE's summation order differs from NumPy's pairwise sum, and a
-NaN or inf in one slice could hide an overflow in another, so a non-finite
-input deopts too); for float-to-int casts any NaN, inf or out-of-range input.
-The checks of a block are built at its end: checks over the same static shape
-share one `linalg.generic` that reduces all their per-element predicates to a
-0-d `tensor<i1>` (a dispatch per shape rather than per op: one check per op
-made the LSTM module 10x bigger and calls up to 27x slower), guarded with kind
-"fp-error", reason "floating-point <events> in <op>" (plus the other ops of
-the group with their sites) and the first op's site. Ops inside
-`scf.for`/`scf.while`/`scf.if` regions get their flags ANDed into one more
-result of the region op, guarded after the loop or branch.
+Guarantees: if any primitive op with `fp_events` raised an event on some
+element (its result there became NaN or inf), some guard of kind "fp-error"
+fails. Checking every op's result would cost a pass over every intermediate
+(the demo ran 30x slower), so the check waits: a NaN or inf survives ops that
+keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum,
+matmul, reshape, ...), and the value an event could have tainted is checked
+for all-finite only where it could stop showing it: as an operand of an op
+that does not keep NaN/inf (tanh, exp of -inf, division by inf, where,
+maximum, comparisons, slices, casts to int), of any non-primitive op, of the
+function's return or a region's yield, when nothing uses it, and before a
+loop or branch. Float-to-int casts check their operand's range (NaN, inf or
+out of range is NumPy's invalid cast). A non-finite value the inputs already
+held fails the check too: a needless deopt, never a missed event; after one,
+the runtime recompiles with the module attribute `pyfront.fp_checks_per_op`,
+which checks each op right after it by its exact rule (`FpEvents.detect`:
+inf from finite operands, NaN from non-NaN ones), slower but quiet on
+non-finite inputs such as -inf masks. The checks
+of a block are built at its end, one `linalg.generic` per static shape
+reducing all their per-element predicates to a 0-d `tensor<i1>`, guarded with
+reason "floating-point <events> in <op>" (plus the other ops it covers, with
+their sites) and the first op's site. Ops inside `scf.for`/`scf.while`/`scf.if`
+regions get their flags ANDed into one more result of the region op, guarded
+after the loop or branch.
 
 What the checks do not see is underflow (NumPy ignores it by default): the
 runtime runs calls in the interpreter when `np.geterr()["under"]` is not
@@ -46,7 +55,6 @@ import numpy as np
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.primitives import by_op_name, emit
-from pyfront.dialects.primitives.base import FpEvents
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import dtype_of, shape_of, tensor_dtype
 from pyfront.passes.funcs import functions
@@ -60,80 +68,136 @@ BOOL = np.dtype(np.bool_)
 @register_pass("guard-fp-events",
                "Guard every float op that can raise an IEEE event (divide/overflow/invalid): deopt when one did.")
 def guard_fp_events(module: ir.Operation) -> None:
+    per_op = PER_OP in module.attributes
     for fn in functions(module):
-        _checks(fn.body.blocks[0], guard=True)
+        _checks(fn.body.blocks[0], {}, per_op, guard=True)
+
+
+# A module attribute: check each op right after it, exactly (the relaxation after
+# a deferred check failed: non-finite values the inputs explain then run compiled).
+PER_OP = "pyfront.fp_checks_per_op"
+
+
+@dataclass(frozen=True)
+class _Source:
+    """An op that may have raised an event: "<events> in <op>" at `site`."""
+
+    what: str
+    site: str
+
+
+Tainted = dict[ir.Value, list[_Source]]  # float values that show a NaN or inf if one of the sources raised
 
 
 @dataclass
 class _Check:
-    """What one op must not show: `detect` evaluated per element of `values` over `shape`."""
+    """What must hold per element of `values` (over `shape`): all finite, or an int cast's range."""
 
-    detect: str  # "elementwise" (values: result, *operands), "nonfinite" (result), "int-cast" (operand)
+    detect: str  # "nonfinite", "elementwise" (values: result, *operands) or "int-cast"
     values: list[ir.Value]
     shape: tuple[int | None, ...]
-    what: str  # e.g. "overflow in exp"
-    site: str
+    sources: list[_Source]
     int_dtype: np.dtype | None = None
 
 
-Flag = tuple[ir.Value, list[str], str]  # (0-d tensor<i1>: no event, what could happen, site)
+Flag = tuple[ir.Value, list[_Source]]  # (0-d tensor<i1>: no event, the ops it covers)
 
 
-def _checks(block: ir.Block, guard: bool = False) -> list[Flag]:
-    """The flags of `block`'s checked ops, built just before its terminator.
+def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False) -> list[Flag]:
+    """The flags of `block`'s checks, built just before its terminator.
 
-    With `guard`, each flag is guarded there (and nothing is returned). Region
-    ops are rebuilt to carry their regions' flags out.
+    Walks the block in order, tracking which values an event would have made
+    non-finite (`tainted`, shared with nested regions). A tainted value is
+    checked where it could stop showing the event: as an operand of an op that
+    does not keep NaN/inf (`Primitive.keeps_nonfinite`), of a non-primitive or
+    region op, of the terminator, or when nothing uses it. With `per_op`, each
+    op is checked by its own `FpEvents.detect` rule instead. With `guard`, each
+    flag is guarded there (and nothing is returned). Region ops are rebuilt to
+    carry their regions' flags out.
     """
     checks: list[_Check] = []
     flags: list[Flag] = []
     ops = list(block.operations)
+
+    def check_operands(op: ir.Operation) -> None:
+        for v in op.operands:
+            if v in tainted:
+                checks.append(_Check("nonfinite", [v], shape_of(v.type), tainted.pop(v)))
+
     for op in ops[:-1]:  # the last op is the terminator
         op = op.operation
         prim = by_op_name(op.name)  # (a region op is replaced by _carry_out)
-        if prim is not None and prim.fp_events is not None:
-            check = _check_of(prim.fp_events, op, prim.name)
-            if check is not None:
-                checks.append(check)
-        elif len(op.regions):
+        if prim is None and len(op.regions):
+            # Check everything now: a region that runs zero times would never check what it uses.
+            for v in list(tainted):
+                checks.append(_Check("nonfinite", [v], shape_of(v.type), tainted.pop(v)))
             with op.location:
-                carried = _carry_out(op)
+                carried = _carry_out(op, tainted, per_op)
             if carried is not None:
                 flags.append(carried)
+            continue
+        if prim is None:
+            check_operands(op)
+            continue
+        result = op.results[0]
+        keeps = prim.keeps_nonfinite and _is_float(result) and 0 not in shape_of(result.type)
+        sources = []
+        if keeps:
+            for v in op.operands:
+                sources += tainted.get(v, [])
+        else:
+            check_operands(op)
+        source = _source_of(prim, op)
+        if source is not None and source.what.startswith("invalid value in astype") and not _is_float(result):
+            checks.append(_Check("int-cast", [op.operands[0]], shape_of(result.type), [source],
+                                 tensor_dtype(result.type)))
+        elif source is not None and per_op:
+            detect = prim.fp_events.detect if prim.fp_events.detect != "cast" else "elementwise"
+            values = [result, *op.operands] if detect == "elementwise" else [result]
+            checks.append(_Check(detect, values, shape_of(result.type), [source]))
+        elif source is not None:
+            sources.append(source)
+        if sources:
+            tainted[result] = list(dict.fromkeys(sources))
+            if not list(result.uses):
+                checks.append(_Check("nonfinite", [result], shape_of(result.type), tainted.pop(result)))
     terminator = block.operations[len(block.operations) - 1]
+    check_operands(terminator.operation)
     with ir.InsertionPoint(terminator), terminator.location:
         flags = [_group_flag(group) for group in _groups(checks)] + flags
         if guard:
-            for ok, whats, site in flags:
-                GUARD.build([ok], [], kind=KIND, reason=_reason(whats), site=site)
+            for ok, sources in flags:
+                GUARD.build([ok], [], kind=KIND, reason=_reason(sources), site=sources[0].site)
             return []
     return flags
 
 
-def _reason(whats: list[str]) -> str:
-    return "floating-point " + "; or ".join(whats)
+def _reason(sources: list[_Source]) -> str:
+    others = [f"{s.what} at {s.site}" for s in sources[1:]]
+    return "floating-point " + "; or ".join([sources[0].what, *others])
 
 
-# What is checked after one op ---------------------------------------------------------
+def _is_float(v: ir.Value) -> bool:
+    return tensor_dtype(v.type).kind == "f"
 
 
-def _check_of(events: FpEvents, op: ir.Operation, name: str) -> _Check | None:
-    """The check after `op`, or None when it cannot raise an event."""
+# What one op can raise ---------------------------------------------------------------
+
+
+def _source_of(prim, op: ir.Operation) -> _Source | None:
+    """The events `op` can raise, or None."""
+    if prim.fp_events is None:
+        return None
     result, operands = op.results[0], list(op.operands)
     site = _site(op.location)
-    if events.detect == "cast":
+    if prim.fp_events.detect == "cast":
         src, dst = tensor_dtype(operands[0].type), tensor_dtype(result.type)
         if src.kind != "f" or dst.kind == "b" or (dst.kind == "f" and dst.itemsize >= src.itemsize):
             return None  # exact (int or bool source, widening) or `!= 0` (to bool): never an event
-        if dst.kind == "f":
-            return _Check("elementwise", [result, *operands], shape_of(result.type), f"overflow in {name}", site)
-        return _Check("int-cast", operands, shape_of(result.type), f"invalid value in {name}", site, dst)
-    if tensor_dtype(result.type).kind != "f":
+        return _Source("overflow in astype" if dst.kind == "f" else "invalid value in astype", site)
+    if not _is_float(result):
         return None  # the same op on ints or bools raises nothing (int division by zero is the front end's)
-    what = f"{events.describe()} in {name}"
-    if events.detect == "nonfinite":
-        return _Check("nonfinite", [result], shape_of(result.type), what, site)
-    return _Check("elementwise", [result, *operands], shape_of(result.type), what, site)
+    return _Source(f"{prim.fp_events.describe()} in {prim.name}", site)
 
 
 def _groups(checks: list[_Check]) -> list[list[_Check]]:
@@ -165,20 +229,19 @@ def _group_flag(group: list[_Check]) -> Flag:
         return ok
 
     (flag,) = emit.generic(inputs, maps, [init], [emit.scalar_map(len(shape))], iterators, body)
-    whats = [group[0].what] + [f"{c.what} at {c.site}" for c in group[1:]]
-    return flag, whats, group[0].site
+    return flag, list(dict.fromkeys(s for check in group for s in check.sources))
 
 
 def _scalar_ok(check: _Check, xs: list[ir.Value]) -> ir.Value:
-    """An i1: no event at this element."""
-    if check.detect == "nonfinite":
-        return _isfinite(xs[0])
+    """An i1: no event shows at this element."""
     if check.detect == "int-cast":
         return _in_int_range(xs[0], check.int_dtype)
-    # Event: NaN from no NaN (invalid), or +-inf from finite operands (overflow, divide by zero).
+    if check.detect == "nonfinite":
+        return _isfinite(xs[0])
+    # Exact per element: NaN from no NaN (invalid), or +-inf from finite operands (overflow, divide by zero).
     result, operands = xs[0], xs[1:]
-    finite_in = _all_of([_isfinite(x) for x in operands])
-    nan_free_in = _all_of([_not(_isnan(x)) for x in operands])
+    finite_in = functools.reduce(arith.andi, [_isfinite(x) for x in operands])
+    nan_free_in = functools.reduce(arith.andi, [_not(_isnan(x)) for x in operands])
     explained = _not(arith.ori(finite_in, arith.andi(_isnan(result), nan_free_in)))
     return arith.ori(_isfinite(result), explained)
 
@@ -199,16 +262,12 @@ def _isnan(x: ir.Value) -> ir.Value:
     return arith.cmpf(arith.CmpFPredicate.UNO, x, x)
 
 
-def _isfinite(x: ir.Value) -> ir.Value:
-    return _cmp("OLT", math.absf(x), np.inf)  # ordered: False for NaN
-
-
 def _not(x: ir.Value) -> ir.Value:
     return arith.xori(x, arith.constant(x.type, 1))
 
 
-def _all_of(flags: list[ir.Value]) -> ir.Value:
-    return functools.reduce(arith.andi, flags)
+def _isfinite(x: ir.Value) -> ir.Value:
+    return _cmp("OLT", math.absf(x), np.inf)  # ordered: False for NaN
 
 
 def _and(*flags: ir.Value) -> ir.Value:
@@ -219,9 +278,9 @@ def _and(*flags: ir.Value) -> ir.Value:
 # Control flow: the regions' flags as one more result ---------------------------------
 
 
-def _carry_out(op: ir.Operation) -> Flag | None:
+def _carry_out(op: ir.Operation, tainted: Tainted, per_op: bool) -> Flag | None:
     """Rebuild a loop or branch whose regions hold checks so it also returns their AND; None if none."""
-    per_block = [[_checks(b) for b in region.blocks] for region in op.regions]
+    per_block = [[_checks(b, tainted, per_op) for b in region.blocks] for region in op.regions]
     checks = [c for region in per_block for block in region for c in block]
     if not checks:
         return None
@@ -239,7 +298,7 @@ def _carry_out(op: ir.Operation) -> Flag | None:
         for block, block_checks in zip(list(old_region.blocks), blocks):
             block.append_to(new_region)
             flags = [block.add_argument(flag_type, op.location)] if carried else []
-            _terminate_with_flag(block, flags + [ok for ok, _, _ in block_checks], op.location)
+            _terminate_with_flag(block, flags + [ok for ok, _ in block_checks], op.location)
     if op.name == "scf.if" and not len(new.regions[1].blocks):  # no else: it yields "no event"
         block = ir.Block.create_at_start(new.regions[1], [])
         with ir.InsertionPoint(block), op.location:
@@ -248,10 +307,10 @@ def _carry_out(op: ir.Operation) -> Flag | None:
         old.replace_all_uses_with(replacement)
     where, site = CONTROL_FLOW[op.name], _site(op.location)
     op.erase()
-    whats = [what.split(" at ")[0] for _, inner, _ in checks for what in inner]
+    whats = [source.what for _, sources in checks for source in sources]
     events = " or ".join(sorted({what.rsplit(" in ", 1)[0] for what in whats}))
     names = ", ".join(sorted({what.rsplit(" in ", 1)[1] for what in whats}))
-    return new.results[len(new.results) - 1], [f"{events} in {names} inside the {where}"], site
+    return new.results[len(new.results) - 1], [_Source(f"{events} in {names} inside the {where}", site)]
 
 
 def _terminate_with_flag(block: ir.Block, flags: list[ir.Value], loc: ir.Location) -> None:

@@ -38,7 +38,8 @@ from pyfront.specialize import key_of
 from pyfront.variant_group import VariantGroup
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
-# Never "fp-error" (a floating-point event NumPy reports): the same code would raise it again.
+# "fp-error" (a floating-point event NumPy reports) is relaxed once, from deferred checks
+# to exact per-op ones (_deopt); after that the same code would raise it again.
 RELAXABLE = ("state", "branch")
 # Other in-graph assumptions (e.g. no integer division by zero) are given up after this
 # many failures; "raise" guards never are (raising is the interpreter's job, by design).
@@ -63,6 +64,7 @@ class CompiledFunction:
         # array dims whose sizes are runtime values (specialize.spec_of).
         self._relaxed: dict[int, Any] = {}
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
+        self._fp_checks_per_op = False  # a deferred floating-point check failed: check each op exactly
         self._report = Report(fn.__qualname__)
         logs.configure_from_env()
 
@@ -202,7 +204,8 @@ class CompiledFunction:
             return None, reason
         profile = self._profiler.profile if self._profiler else None
         try:
-            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed)
+            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed,
+                                      self._fp_checks_per_op)
         except Unsupported as e:
             group.fail(args, str(e))
             return None, str(e)
@@ -248,6 +251,14 @@ class CompiledFunction:
             if deopt.kind in RELAXABLE:
                 group.remove(variant)
                 retired = "to be recompiled without the failed assumption"
+            elif deopt.kind == "fp-error" and not variant.fp_checks_per_op:
+                # A deferred check also fails on NaN/inf the inputs explain (e.g. -inf masks):
+                # the exact per-op checks tell those apart from NumPy's warnings.
+                group.remove(variant)
+                retired = "to be recompiled with exact per-op floating-point checks"
+                if not self._fp_checks_per_op:
+                    self._fp_checks_per_op = True
+                    self._note_relaxation("floating-point checks: deferred -> per op (a NaN or inf reached a check)")
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"

@@ -21,6 +21,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
 from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb
+from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.variant import GuardInfo, Variant
 
@@ -33,21 +34,24 @@ from pyfront.specialize import describe_key
 
 
 def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                    relaxed: dict | None = None) -> Variant:
+                    relaxed: dict | None = None, fp_checks_per_op: bool = False) -> Variant:
     """Compile `fn` specialized for this call; raises `Unsupported` if it cannot.
 
-    `relaxed` maps argument positions to their relaxation (specialize.spec_of).
+    `relaxed` maps argument positions to their relaxation (specialize.spec_of);
+    `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
     A compile longer than about a second shows a progress line on a terminal (logs.progress).
     """
     with logs.progress(f"{fn.__qualname__} {describe_key(key)}"):
-        return _compile_variant(fn, key, args, kwargs, config, profile, relaxed)
+        return _compile_variant(fn, key, args, kwargs, config, profile, relaxed, fp_checks_per_op)
 
 
 def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                     relaxed: dict | None) -> Variant:
+                     relaxed: dict | None, fp_checks_per_op: bool) -> Variant:
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed)
     with graph.context:
+        if fp_checks_per_op:
+            graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)
         passes = list(config.passes or JIT_PIPELINE)
         run_passes(graph.module, passes, _dumper(fn, key, pyfront_ir))
@@ -85,6 +89,7 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         graph_guards=guards, pyfront_ir=pyfront_ir,
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
         commits=graph.commits, hoisted_guards=hoisted, device_state=config.device_state,
+        fp_checks_per_op=fp_checks_per_op,
     )
 
 

@@ -68,6 +68,7 @@ class Variant:
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
+    fp_checks_per_op: bool = False  # guard-fp-events checked each op exactly (not deferred)
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)

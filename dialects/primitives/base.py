@@ -86,6 +86,7 @@ class Primitive:
     operand_rule: Callable[..., str | None] | None = None  # extra constraints on operand dtypes
     vjp: Callable[..., Any] | None = None
     fp_events: FpEvents | None = None
+    keeps_nonfinite: bool = False  # every NaN/inf of a float operand makes a NaN/inf of a (non-empty) result
     opdef: OpDef = field(init=False, repr=False, compare=False)
 
     @property
@@ -141,9 +142,11 @@ def primitive(
     operand_rule: Callable[..., str | None] | None = None,
     vjp: Callable[..., Any] | None = None,
     fp_events: FpEvents | None = None,
+    keeps_nonfinite: bool = False,
 ) -> Primitive:
     """Define a primitive and register its op in the dialect."""
-    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp, fp_events)
+    prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp, fp_events,
+                     keeps_nonfinite)
     operands = tuple(f"x{i}" for i in range(arity)) if arity is not None else ("operands*",)
     opdef = OpDef(prim.op_name, summary, operands=operands, attrs=params, results=("result",), check=prim._check)
     object.__setattr__(prim, "opdef", register(opdef))

@@ -105,4 +105,5 @@ MATMUL = primitive(
     operand_rule=_operand_rule,
     vjp=_vjp,
     fp_events=fp_events("nonfinite", "overflow", "invalid"),  # sums of products, in IREE's order
+    keeps_nonfinite=True,  # a NaN or inf factor makes NaN or inf sums (inf * 0 is NaN)
 )

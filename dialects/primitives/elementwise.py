@@ -294,6 +294,11 @@ OV_INV = fp_events("elementwise", "overflow", "invalid")
 DIV_INV = fp_events("elementwise", "divide", "invalid")
 ALL3 = fp_events("elementwise", "divide", "overflow", "invalid")
 
+# A NaN or inf operand always gives a NaN or inf result (inf * 0 is NaN), so
+# guard-fp-events may check a later value for these instead of their own.
+KEEPS_NONFINITE = {"add", "subtract", "multiply", "negative", "absolute", "square", "log", "log1p", "sqrt",
+                   "sin", "cos", "floor", "ceil"}
+
 INT_OR_BOOL_ONLY = NotDifferentiable("int and bool operands only")
 BOOL_RESULT = NotDifferentiable("bool result")
 
@@ -392,6 +397,7 @@ def _define(table, arity: int, result_bool: bool) -> None:
             operand_rule=_kinds_rule(name, bodies),
             vjp=vjp,
             fp_events=events,
+            keeps_nonfinite=name in KEEPS_NONFINITE,
         )
 
 
@@ -457,5 +463,6 @@ ASTYPE = primitive(
     params=(Attr("dtype", "str", "target NumPy dtype name"),),
     vjp=_astype_vjp,
     fp_events=fp_events("cast", "overflow", "invalid"),  # float to int: invalid; float64 to float32: overflow
+    keeps_nonfinite=True,  # float to float (an int result carries no NaN or inf)
 )
 

@@ -139,6 +139,7 @@ def _define(kind: str, impl, nonempty: bool, vjp, events=None) -> None:
         params=PARAMS,
         vjp=vjp,
         fp_events=events,
+        keeps_nonfinite=events is not None,  # a NaN or inf term makes a NaN or inf sum/product
     )
 
 
@@ -180,6 +181,7 @@ MEAN = primitive(
     operand_rule=lambda d, **_: None if d.kind == "f" else "mean needs a float operand",
     vjp=_mean_vjp,
     fp_events=ACCUMULATES,
+    keeps_nonfinite=True,
 )
 
 

@@ -99,6 +99,7 @@ RESHAPE = primitive(
     arity=1,
     params=(Attr("shape", "i64s", "result shape; one -1 for the rest"),),
     vjp=_reshape_vjp,
+    keeps_nonfinite=True,  # moves elements, drops none
 )
 
 
@@ -128,6 +129,7 @@ TRANSPOSE = primitive(
     arity=1,
     params=(Attr("perm", "i64s", "permutation of the axes"),),
     vjp=_transpose_vjp,
+    keeps_nonfinite=True,  # moves elements, drops none
 )
 
 
@@ -163,6 +165,7 @@ BROADCAST_TO = primitive(
     arity=1,
     params=(Attr("shape", "i64s", "result shape; -1 keeps the operand's dim"),),
     vjp=_broadcast_to_vjp,
+    keeps_nonfinite=True,  # moves elements, drops none
 )
 
 
@@ -198,6 +201,7 @@ CONCATENATE = primitive(
     params=(Attr("axis", "int", "concatenation axis, non-negative"),),
     operand_rule=operands_agree,
     vjp=_concatenate_vjp,
+    keeps_nonfinite=True,  # moves elements, drops none
 )
 
 
