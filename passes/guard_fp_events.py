@@ -213,12 +213,19 @@ def _groups(checks: list[_Check]) -> list[list[_Check]]:
 
 
 def _group_flag(group: list[_Check]) -> Flag:
-    """One linalg.generic reducing every check of `group` over their shared shape to a 0-d i1."""
+    """A linalg.generic reducing every check of `group` over their shared shape to a 0-d i1.
+
+    The innermost dim is reduced first with the outer dims parallel (so IREE
+    spreads the work over its threads); `min` over bools then ANDs the rows.
+    """
     shape = group[0].shape
     inputs = [v for check in group for v in check.values]
     maps = [emit.broadcast_map(shape_of(v.type), shape) for v in inputs]
-    init = emit.fill(True, [], BOOL)
-    iterators = [emit.REDUCTION] * len(shape)
+    rank = len(shape)
+    outer = emit.dims(group[0].values[0])[:-1]  # values[0] spans the whole shape
+    init = emit.fill(True, outer, BOOL)
+    out_map = emit.projection_map(rank, list(range(rank - 1))) if rank else emit.scalar_map(0)
+    iterators = [emit.PARALLEL] * (rank - 1) + [emit.REDUCTION] if rank else []
 
     def body(args: list[ir.Value]) -> ir.Value:
         ok, at = args[-1], 0
@@ -228,7 +235,8 @@ def _group_flag(group: list[_Check]) -> Flag:
             ok = arith.andi(ok, _scalar_ok(check, scalars))
         return ok
 
-    (flag,) = emit.generic(inputs, maps, [init], [emit.scalar_map(len(shape))], iterators, body)
+    (rows,) = emit.generic(inputs, maps, [init], [out_map], iterators, body)
+    flag = apply("min", rows, axes=list(range(rank - 1)), keepdims=False) if rank > 1 else rows
     return flag, list(dict.fromkeys(s for check in group for s in check.sources))
 
 

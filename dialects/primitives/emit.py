@@ -129,6 +129,11 @@ def dim_is(a: ir.Value, dim_a: int, size: int) -> ir.Value:
 # Structured ops ----------------------------------------------------------------
 
 
+def projection_map(rank: int, dims: Sequence[int]) -> ir.AffineMapAttr:
+    """The indexing map reading loop dims `dims` of a rank-`rank` loop nest (e.g. a reduction's output)."""
+    return _map(rank, [ir.AffineDimExpr.get(d) for d in dims])
+
+
 def scalar_map(rank: int) -> ir.AffineMapAttr:
     """The indexing map of a 0-d operand (e.g. a full reduction's accumulator) in a rank-`rank` loop nest."""
     return _map(rank, [])
