@@ -87,15 +87,21 @@ def constant(value: Any, like: Operand) -> Operand:
 def unbroadcast(ct: Operand, target: Shape) -> Operand:
     """Sum `ct` (the cotangent of a broadcast result) back to an operand of shape `target`.
 
-    Leading axes are summed away, then the axes `target` has as 1 are summed
-    keeping them, so no reshape names a dim (dynamic dims are never broadcast).
+    One sum over every broadcast axis, then a reshape dropping the leading
+    ones; a reshape names at most one dynamic dim, so with several dynamic
+    dims in `target` the leading axes are summed away first instead (another
+    summation order: kept for that case only, so float results elsewhere do
+    not change).
     """
     ct_shape = shape(ct)
     lead = len(ct_shape) - len(target)
-    if lead:
-        ct = apply("sum", ct, axes=list(range(lead)), keepdims=False)
-    axes = [i for i, (d, t) in enumerate(zip(ct_shape[lead:], target)) if t == 1 and d != 1]
-    return apply("sum", ct, axes=axes, keepdims=True) if axes else ct
+    if lead and target.count(None) > 1:
+        ct, ct_shape, lead = apply("sum", ct, axes=list(range(lead)), keepdims=False), ct_shape[lead:], 0
+    axes = [i for i, d in enumerate(ct_shape) if i < lead or (target[i - lead] == 1 and d != 1)]
+    if not axes:
+        return ct
+    summed = apply("sum", ct, axes=axes, keepdims=True)
+    return apply("reshape", summed, shape=[_param_dim(d) for d in target]) if lead else summed
 
 
 class NoVJP(NotImplementedError):
