@@ -7,9 +7,11 @@
 // CHECK-LABEL: func.func @exp_and_tanh
 // CHECK:         %[[E:[a-z0-9_]+]] = "pyfront.exp"(%[[X:[a-z0-9_]+]])
 // CHECK-NEXT:    "pyfront.tanh"
-// CHECK:         %[[OK:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[E]] : tensor<4xf32>)
+// CHECK:         %[[F:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[E]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xi8>)
 // CHECK:           math.absf
 // CHECK:           arith.cmpf olt
+// CHECK:         %[[B:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.min"(%[[B]]) {axes = array<i64: 0>, keepdims = false}
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp", site = "m.py:3:4"}
 // CHECK-NOT:     "pyfront.guard"
 // CHECK:         return
@@ -41,10 +43,11 @@ func.func @no_events(%i: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, te
 
 // CHECK-LABEL: func.func @sum
 // CHECK:         %[[S:[a-z0-9_]+]] = "pyfront.sum"
-// CHECK:         %[[OK:.*]] = linalg.generic {{.*}} iterator_types = []} ins(%[[S]] : tensor<f32>)
+// CHECK:         %[[F:.*]] = linalg.generic {{.*}} iterator_types = []} ins(%[[S]] : tensor<f32>)
 // CHECK:           math.absf
 // CHECK-NEXT:      arith.constant 0x7F800000
 // CHECK-NEXT:      arith.cmpf olt
+// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow or invalid value in sum"
 func.func @sum(%x: tensor<4xf32>) -> tensor<f32> {
   %s = "pyfront.sum"(%x) {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
@@ -95,8 +98,9 @@ func.func @narrowing(%x: tensor<4xf64>) -> tensor<4xf32> {
 // CHECK:         %[[TRUE:.*]] = arith.constant dense<true> : tensor<i1>
 // CHECK:         %[[R:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[HELD:.*]] = %[[TRUE]]) -> (tensor<4xf32>, tensor<i1>)
 // CHECK:           %[[L:.*]] = "pyfront.log"(%[[ACC]])
-// CHECK:           %[[OK:.*]] = linalg.generic
-// CHECK:           %[[BOTH:.*]] = "pyfront.logical_and"(%[[HELD]], %[[OK]])
+// CHECK:           linalg.generic
+// CHECK:           %[[OK:.*]] = "pyfront.min"
+// CHECK-NEXT:      %[[BOTH:.*]] = "pyfront.logical_and"(%[[HELD]], %[[OK]])
 // CHECK-NEXT:      scf.yield %[[L]], %[[BOTH]] : tensor<4xf32>, tensor<i1>
 // CHECK:         "pyfront.guard"(%[[R]]#1) {kind = "fp-error", reason = "floating-point divide by zero or invalid value in log inside the loop", site = "m.py:9:2"}
 // CHECK:         return %[[R]]#0
@@ -140,8 +144,9 @@ func.func @branch(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @deferred
 // CHECK:         %[[E:[a-z0-9_]+]] = "pyfront.exp"
 // CHECK-NEXT:    %[[L:[a-z0-9_]+]] = "pyfront.log"(%[[E]])
-// CHECK:         %[[OK:.*]] = linalg.generic {{.*}} ins(%[[L]] : tensor<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[L]] : tensor<4xf32>)
 // CHECK-NOT:     linalg.generic
+// CHECK:         %[[OK:.*]] = "pyfront.min"
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp; or divide by zero or invalid value in log at m.py:2:4", site = "m.py:1:4"}
 // CHECK-NOT:     "pyfront.guard"
 func.func @deferred(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -160,8 +165,9 @@ func.func @deferred(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:         %[[E:[a-z0-9_]+]] = "pyfront.exp"
 // CHECK-NEXT:    %[[T:[a-z0-9_]+]] = "pyfront.tanh"(%[[E]])
 // CHECK-NEXT:    %[[D:[a-z0-9_]+]] = "pyfront.true_divide"(%[[T]], %[[T]])
-// CHECK:         %[[OK:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[D]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[E]], %[[D]] : tensor<4xf32>, tensor<4xf32>)
 // CHECK-NOT:     linalg.generic
+// CHECK:         %[[OK:.*]] = "pyfront.min"
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp; or divide by zero or overflow or invalid value in true_divide at m.py:2:4", site = "m.py:1:4"}
 func.func @absorbed(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = "pyfront.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":1:4)

@@ -63,6 +63,7 @@ from pyfront.passes.registry import register_pass
 KIND = "fp-error"
 CONTROL_FLOW = {"scf.for": "loop", "scf.while": "loop", "scf.if": "branch"}
 BOOL = np.dtype(np.bool_)
+I8 = np.dtype(np.int8)
 
 
 @register_pass("guard-fp-events",
@@ -213,30 +214,34 @@ def _groups(checks: list[_Check]) -> list[list[_Check]]:
 
 
 def _group_flag(group: list[_Check]) -> Flag:
-    """A linalg.generic reducing every check of `group` over their shared shape to a 0-d i1.
+    """Per element of the group's shared shape, an i8 that every check of `group` holds; then their AND.
 
-    The innermost dim is reduced first with the outer dims parallel (so IREE
-    spreads the work over its threads); `min` over bools then ANDs the rows.
+    The per-element flags are an elementwise linalg.generic, which IREE fuses
+    into the producers' dispatch like a bias add (a reduction there instead
+    made tiles of a matmul's result overflow IREE's CPU stack limit); `min`
+    over them is the one reduction. i8, not i1: IREE's CPU code handles i1
+    tensors poorly.
     """
     shape = group[0].shape
     inputs = [v for check in group for v in check.values]
     maps = [emit.broadcast_map(shape_of(v.type), shape) for v in inputs]
     rank = len(shape)
-    outer = emit.dims(group[0].values[0])[:-1]  # values[0] spans the whole shape
-    init = emit.fill(True, outer, BOOL)
-    out_map = emit.projection_map(rank, list(range(rank - 1))) if rank else emit.scalar_map(0)
-    iterators = [emit.PARALLEL] * (rank - 1) + [emit.REDUCTION] if rank else []
+    init = emit.empty(emit.dims(group[0].values[0]), I8)  # values[0] spans the whole shape
+    i8 = ir.IntegerType.get_signless(8)
 
     def body(args: list[ir.Value]) -> ir.Value:
-        ok, at = args[-1], 0
+        ok, at = None, 0
         for check in group:
             scalars = args[at: at + len(check.values)]
             at += len(check.values)
-            ok = arith.andi(ok, _scalar_ok(check, scalars))
-        return ok
+            this = _scalar_ok(check, scalars)
+            ok = this if ok is None else arith.andi(ok, this)
+        return arith.extui(i8, ok)
 
-    (rows,) = emit.generic(inputs, maps, [init], [out_map], iterators, body)
-    flag = apply("min", rows, axes=list(range(rank - 1)), keepdims=False) if rank > 1 else rows
+    (flags,) = emit.generic(inputs, maps, [init], [emit.projection_map(rank, range(rank))],
+                            [emit.PARALLEL] * rank, body)
+    flags = apply("astype", flags, dtype="bool")
+    flag = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
     return flag, list(dict.fromkeys(s for check in group for s in check.sources))
 
 
