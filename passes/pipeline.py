@@ -27,6 +27,9 @@ JIT_PIPELINE: tuple[str, ...] = (
     "lower-to-linalg",
     "canonicalize",
     "cse",
+    # Last: it adds arguments to the final signature. The JIT leaves it out
+    # where the runtime has no displaced state buffer to offer (runtime/jit.py).
+    "bind-result-storage",
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "lower-guards", "lower-to-linalg")
@@ -38,8 +41,10 @@ OPTIONAL: tuple[str, ...] = tuple(p for p in JIT_PIPELINE if p not in REQUIRED) 
 WITH_FUSION: tuple[str, ...] = JIT_PIPELINE + ("fuse",)
 
 # AOT artifacts check guards only in the graph (their manifest has no host-side
-# shape expressions), so export keeps every guard in the graph.
-EXPORT_PIPELINE: tuple[str, ...] = tuple(p for p in JIT_PIPELINE if p != "hoist-entry-guards")
+# shape expressions), so export keeps every guard in the graph; their loader
+# copies results (no device-resident state), so no storage arguments either.
+EXPORT_PIPELINE: tuple[str, ...] = tuple(
+    p for p in JIT_PIPELINE if p not in ("hoist-entry-guards", "bind-result-storage"))
 
 
 def check_pipeline(names: Iterable[str]) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ def all_passes() -> list[PassInfo]:
 def _load_all() -> None:
     # Importing the pass modules registers them.
     from pyfront.passes import (  # noqa: F401
+        bind_result_storage,
         differentiate,
         fuse,
         guard_fp_events,

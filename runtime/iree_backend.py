@@ -52,8 +52,8 @@ Contract:
   through a kept view) is what the device reads; any other array (a rebound
   name, a copy, a pickle round trip, a view) is another object, not in the
   table, and is uploaded like any input. IREE never writes into its inputs (no
-  argument is tied to a result), so a later call cannot change an array the
-  caller holds. A result is made resident only if its memory is its own: not
+  input is tied to a result; storage arguments are not inputs, see below), so
+  a later call cannot change an array the caller holds. A result is made resident only if its memory is its own: not
   zero-sized, and overlapping neither a resident input (IREE returns an input
   it passes through, or a reshape of it, as the same memory) nor another
   resident result of the call (a value returned twice is one buffer);
@@ -61,6 +61,14 @@ Contract:
   result is never a module constant (tests/test_device_state.py checks both).
   Several results of one call may be slices of one IREE allocation, which
   lives while any of them does. Other backends copy.
+* Result storage (functions compiled after `bind-result-storage`): each
+  trailing `iree.abi.output` argument receives a buffer for its result. The
+  caller may hand over, in `storage`, one candidate array per such argument
+  (it gives up its reference: the list slot is cleared); its buffer is used
+  when result_storage.only_the_callers and the array's table entry say that
+  no Python code can observe it, and the result is then that same array
+  object. Otherwise the buffer is freshly allocated (as IREE would).
+  tests/test_result_storage.py.
 * The callable keeps its module alive and may be called from several
   threads at once. On Vulkan, whose result buffers are not host-mappable and
   whose driver imports host memory only in 4096-byte aligned pages, results
@@ -91,6 +99,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree import runtime as ireert
 from pyfront.runtime import disk_cache
+from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
 __all__ = [
     "BACKENDS",
@@ -481,7 +490,7 @@ class _Resident(weakref.ref):
     (unless a later array with the same id replaced it).
     """
 
-    __slots__ = ("buffer_view", "dtype", "end", "key", "shape", "start", "table")
+    __slots__ = ("buffer_view", "dtype", "end", "key", "shape", "start", "strides", "table", "weakrefs")
 
     def __new__(cls, array: np.ndarray, *_):
         return super().__new__(cls, array, _forget)
@@ -489,7 +498,8 @@ class _Resident(weakref.ref):
     def __init__(self, array: np.ndarray, table: dict, buffer_view, start: int, end: int):
         super().__init__(array, _forget)
         self.table, self.buffer_view, self.start, self.end = table, buffer_view, start, end
-        self.shape, self.dtype, self.key = array.shape, array.dtype, id(array)
+        self.shape, self.dtype, self.strides, self.key = array.shape, array.dtype, array.strides, id(array)
+        self.weakrefs = weakref.getweakrefcount(array)  # this one and IREE's: see result_storage
         table[self.key] = self
 
 
@@ -573,6 +583,8 @@ class _Function:
         "_resident",
         "_scalar_types",
         "_shares_host_memory",
+        "_storage",
+        "_storage_usage",
         "_vm_function",
         "name",
     )
@@ -592,17 +604,22 @@ class _Function:
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
         self._n_results = max(len(results), 1)
         self._scalar_types = [_SCALAR_TYPES.get(t) for t in results]
+        self._storage = [(spec, _HAL_TYPES.get(spec.dtype) or _hal_type(spec.dtype))
+                         for spec in storage_specs(decl, _SCALAR_TYPES)]
+        # Mappable on the CPU drivers, so that a result in the buffer can be resident.
+        self._storage_usage = _INPUT_USAGE | (int(ireert.BufferUsage.MAPPING) if self._shares_host_memory else 0)
         _LIVE_FUNCTIONS.add(self)
 
     def __repr__(self) -> str:
         return f"<pyfront IREE function {self.name!r} on {self._module.backend.name!r}>"
 
-    def __call__(self, inputs: Sequence, modes: Sequence[int] | None = None) -> list[np.ndarray | None]:
+    def __call__(self, inputs: Sequence, modes: Sequence[int] | None = None,
+                 storage: list | None = None) -> list[np.ndarray | None]:
         pool = self._pool
         if pool is None:
             _after_shutdown()
         device, allocator, table = self._device, self._allocator, self._resident
-        args = _VariantList(len(inputs))
+        args = _VariantList(len(inputs) + len(self._storage))
         spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
         for x in inputs:
             entry = table.get(id(x))
@@ -616,6 +633,22 @@ class _Function:
             args.push_ref(
                 allocator.allocate_buffer_copy(_INPUT_MEMORY, _INPUT_USAGE, device, x, et).ref
             )
+        reused = {}  # result index -> (resident array whose buffer is the result's storage, its entry)
+        for s, (spec, et) in enumerate(self._storage):
+            candidate = None
+            if storage is not None:
+                candidate, storage[s] = storage[s], None  # handed over: see result_storage
+            entry = None if candidate is None else table.get(id(candidate))
+            # As it was made (user code can set .shape, .strides, .dtype and .flags in place).
+            if (entry is not None and entry() is candidate and candidate.shape == spec.shape == entry.shape
+                    and candidate.dtype == spec.dtype == entry.dtype and candidate.strides == entry.strides
+                    and candidate.flags.writeable and only_the_callers(candidate, entry.weakrefs)):
+                reused[spec.index] = (candidate, entry)
+                args.push_ref(entry.buffer_view.ref)
+            else:
+                buffer = allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
+                args.push_ref(_BufferView(buffer, spec.shape, et).ref)
+            del candidate
         try:
             context = pool.pop()
         except IndexError:
@@ -656,6 +689,15 @@ class _Function:
                 staged.append((i, bv, dtype))
                 results.append(None)
                 continue
+            if i in reused:
+                array, entry = reused.pop(i)
+                # IREE aliased the result onto the storage (hal.tensor.alias): its
+                # memory is the reused array's, which is already resident.
+                if (mode == RESIDENT and bv.get_buffer() == entry.buffer_view.get_buffer()
+                        and not any(entry.start < e and s < entry.end for s, e in spans)):
+                    spans.append((entry.start, entry.end))
+                    results.append(array)
+                    continue
             mapped = bv.map().asarray(bv.shape, dtype)
             if mode == RESIDENT and may_reside and mapped.nbytes:
                 start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))

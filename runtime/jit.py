@@ -20,7 +20,8 @@ from typing import Any
 from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
-from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb
+from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb, get_backend
+from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.variant import GuardInfo, Variant
@@ -53,10 +54,14 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)
-        passes = list(config.passes or JIT_PIPELINE)
+        passes = [p for p in config.passes or JIT_PIPELINE
+                  if p != "bind-result-storage" or _reuses_storage(config)]
         run_passes(graph.module, passes, _dumper(fn, key, pyfront_ir))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         ins, outs = input_paths(f), output_paths(f)
+        storage = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)]
+        merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
+                         for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
         guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
         # Guards hoisted to the host keep their place among the graph's guards
         # (after the flagged ones), so explain and relaxation treat them alike.
@@ -89,14 +94,26 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         graph_guards=guards, pyfront_ir=pyfront_ir,
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
         commits=graph.commits, hoisted_guards=hoisted, device_state=config.device_state,
-        fp_checks_per_op=fp_checks_per_op,
+        fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores,
     )
 
 
+def _reuses_storage(config: Config) -> bool:
+    """Whether the runtime can hand `bind-result-storage`'s arguments a displaced state buffer.
+
+    Only device-resident state (CPU backends) leaves displaced values in
+    device buffers; elsewhere every storage would be a fresh allocation, no
+    better than IREE's own, so the pass is left out of the pipeline.
+    """
+    return config.device_state and get_backend(config.backend).shares_host_memory
+
+
+def _attr_list(f, name: str) -> list:
+    return list(ir.ArrayAttr(f.attributes[name])) if name in f.attributes else []
+
+
 def _string_lists(f, name: str) -> list[list[str]]:
-    if name not in f.attributes:
-        return []
-    return [[ir.StringAttr(s).value for s in ir.ArrayAttr(g)] for g in ir.ArrayAttr(f.attributes[name])]
+    return [[ir.StringAttr(s).value for s in ir.ArrayAttr(g)] for g in _attr_list(f, name)]
 
 
 _compilations = itertools.count()

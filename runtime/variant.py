@@ -13,6 +13,13 @@ them passes their buffer back without an upload), the guard flags and the
 values the result or a print shows are copies, and outputs that nothing
 reads (the `store:` output of a path whose commit tree names another output)
 are not copied at all.
+
+Result storage (passes/bind_result_storage.py): after a commit, the array each
+bound state slot held before it (the call's input of that path) is kept, one
+per storage argument, and handed to the next call as that result's storage
+candidate; the backend uses its buffer only if nothing else can reach it
+(runtime/result_storage.py). A steady training loop thus alternates between
+two buffers per parameter. The kept arrays live as long as the variant.
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ class Variant:
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
     fp_checks_per_op: bool = False  # guard-fp-events checked each op exactly (not deferred)
+    storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
+    merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     calls: int = 0
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
@@ -79,6 +88,8 @@ class Variant:
     _guard_index: int | None = None
     _modes: tuple = ()  # per output: iree_backend.COPY, RESIDENT or UNUSED
     _resolvers: dict = field(default_factory=dict, repr=False)  # Path -> getter, built on first use
+    _spares: list = field(default_factory=list, repr=False)  # per storage argument: [displaced array] or []
+    _displaced: list = field(default_factory=list, repr=False)  # (storage argument, input index) pairs
 
     def __post_init__(self) -> None:
         fn = self.fn
@@ -94,12 +105,18 @@ class Variant:
                 self._store_index[p[6:]] = i
             else:
                 self._result_index.append(i)
+        self._store_index.update(self.merged_stores)
         # What each store commits: the graph generator's tree (which keeps the
         # identity of stored arguments, views and returned arrays), else the output.
         trees = dict(self.commits)
         order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
         self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
         self._modes = self._output_modes()
+        # A storage argument is offered the array that the slot held before the
+        # last commit (the call's input of that path), when the output it
+        # stores is committed as a device-resident array.
+        self._spares = [[] for _ in self.storage]
+        self._displaced = [(s, k) for s, (j, k) in enumerate(self.storage) if self._modes[j] == RESIDENT]
 
     def _output_modes(self) -> tuple:
         def key(leaf) -> tuple:
@@ -109,13 +126,15 @@ class Variant:
         state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
         read = {key(x) for tree in [self.result_tree, *committed, *(t for t, _ in self.effects)] for x in leaves(tree)}
         resident = RESIDENT if self.device_state else COPY
+        keys: dict[int, set] = {}  # output -> the leaves it is
+        for p, i in self._store_index.items():
+            keys.setdefault(i, set()).add(("store", p))
+        for n, i in enumerate(self._result_index):
+            keys.setdefault(i, set()).add(("out", n))
         modes = []
-        for i, p in enumerate(self.output_paths):
-            if i == self._guard_index:
-                modes.append(COPY)
-                continue
-            k = ("store", p[6:]) if p.startswith("store:") else ("out", self._result_index.index(i))
-            modes.append(resident if k in state else COPY if k in read else UNUSED)
+        for i in range(len(self.output_paths)):
+            k = keys.get(i, set())
+            modes.append(COPY if i == self._guard_index else resident if k & state else COPY if k & read else UNUSED)
         return tuple(modes)
 
     def entry_failure(self, args: tuple) -> Deopt | None:
@@ -156,7 +175,8 @@ class Variant:
                     info.failures += 1
                     return Deopt(g.kind, g.site, g.reason)
             # A function whose results are all inputs, views or constants needs no device call.
-            outputs = self.invoke(inputs, self._modes) if self.output_paths else []
+            storage = [_take(spare) for spare in self._spares]
+            outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
@@ -187,6 +207,10 @@ class Variant:
             print(*values, **options)
         for commit, value in committed:
             commit(args, value)
+        for s, k in self._displaced:  # offered as storage next call; only_the_callers decides
+            old = inputs[k]
+            if type(old) is np.ndarray and not self._spares[s]:
+                self._spares[s].append(old)
         self.calls += 1
         return result
 
@@ -195,3 +219,11 @@ class Variant:
         lines += [f"{g.site}: {g.describe()}" for g in self.state_guards]
         lines += [f"{g.site}: [{g.kind}] {g.reason} ({g.where}, failed {g.failures}x)" for g in self.graph_guards]
         return lines
+
+
+def _take(spare: list):
+    """The list's item, or None; list.pop is atomic, so concurrent calls never share one."""
+    try:
+        return spare.pop()
+    except IndexError:
+        return None
