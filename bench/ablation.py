@@ -11,9 +11,11 @@ Two workloads in plain NumPy:
 Configurations, each adding to the previous one: the interpreter (NumPy),
 compiled with no optional passes (only the required lowerings) and every
 result copied out, +unroll, +specialize (with hoist-entry-guards),
-+canonicalize and cse (the default pipeline), +device-resident state (the
-default configuration: committed arrays stay in IREE's buffers, see
-runtime/iree_backend.py), +fuse (not in the default: see passes/pipeline.py). A
++canonicalize and cse, +device-resident state (committed arrays stay in
+IREE's buffers, see runtime/iree_backend.py), +bind-result-storage (the default
+configuration: state results are written into the buffers of the values they
+displace, see passes/bind_result_storage.py), +fuse (not in the default: see
+passes/pipeline.py). A
 configuration IREE cannot compile is reported as such in the table. Each configuration is compiled, warmed
 up, then timed: `--repeats` samples of `--calls` calls each; the table shows
 the median time per call and its ratio to the interpreter's median, all
@@ -31,7 +33,7 @@ import time
 import numpy as np
 
 import pyfront
-from pyfront.passes.pipeline import REQUIRED, WITH_FUSION
+from pyfront.passes.pipeline import JIT_PIPELINE, REQUIRED, WITH_FUSION
 
 T, B, D, H = 16, 8, 32, 64
 
@@ -93,15 +95,16 @@ def _pipeline(*optional: str) -> tuple[str, ...]:
     return tuple(p for p in WITH_FUSION if p in REQUIRED or p in optional)
 
 
-_DEFAULT = _pipeline("unroll", "specialize", "hoist-entry-guards", "canonicalize", "cse")
+_CLEANED = _pipeline("unroll", "specialize", "hoist-entry-guards", "canonicalize", "cse")
 # (label, passes or None for the interpreter, device-resident state)
 CONFIGS = [
     ("interpreter", None, False),
     ("compiled, no optional passes", _pipeline(), False),
     ("+unroll", _pipeline("unroll"), False),
     ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards"), False),
-    ("+canonicalize, cse", _DEFAULT, False),
-    ("+device state (default)", _DEFAULT, True),
+    ("+canonicalize, cse", _CLEANED, False),
+    ("+device state", _CLEANED, True),
+    ("+result storage (default)", JIT_PIPELINE, True),
     ("+fuse", WITH_FUSION, True),
 ]
 

@@ -1,8 +1,9 @@
 """Differential cases under every combination of the JIT pipeline's optional passes.
 
 Each optional pass (passes.pipeline.OPTIONAL: unroll, specialize,
-hoist-entry-guards, fuse, and the upstream clean-ups canonicalize + cse,
-toggled together as one switch) is on or off: 32 pipelines. Every pipeline
+hoist-entry-guards, fuse, and the passes after lowering: the upstream
+clean-ups canonicalize + cse and bind-result-storage, toggled together as one
+switch) is on or off: 32 pipelines. Every pipeline
 runs CORE, the cases the optional passes change (a range loop that becomes an
 scf.for and is unrolled or not, a dynamic-dim guard that is hoisted or not
 and then fails, deferred attribute stores, fused dense layers); the pipeline
@@ -27,7 +28,7 @@ from test_loops import power_iteration, run_rnn
 from test_relaxation import add
 from test_relaxation import mlp as batch_mlp
 
-SWITCHES = [("unroll",), ("specialize",), ("hoist-entry-guards",), ("fuse",), ("canonicalize", "cse")]
+SWITCHES = [("unroll",), ("specialize",), ("hoist-entry-guards",), ("fuse",), ("canonicalize", "cse", "bind-result-storage")]
 assert {p for s in SWITCHES for p in s} == set(OPTIONAL)
 
 
