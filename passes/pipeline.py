@@ -23,6 +23,8 @@ JIT_PIPELINE: tuple[str, ...] = (
     "guard-fp-events",
     "specialize",
     "hoist-entry-guards",
+    # Reads the guards just hoisted: inside the call, what they pin is a constant.
+    "refine-static-dims",
     "lower-guards",
     "lower-to-linalg",
     "canonicalize",
