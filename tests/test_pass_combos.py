@@ -1,7 +1,7 @@
 """Differential cases under every combination of the JIT pipeline's optional passes.
 
 Each optional pass (passes.pipeline.OPTIONAL: unroll, specialize,
-hoist-entry-guards, fuse, and the passes after lowering: the upstream
+hoist-entry-guards with refine-static-dims, fuse, and the passes after lowering: the upstream
 clean-ups canonicalize + cse and bind-result-storage, toggled together as one
 switch) is on or off: 32 pipelines. Every pipeline
 runs CORE, the cases the optional passes change (a range loop that becomes an
@@ -28,7 +28,8 @@ from test_loops import power_iteration, run_rnn
 from test_relaxation import add
 from test_relaxation import mlp as batch_mlp
 
-SWITCHES = [("unroll",), ("specialize",), ("hoist-entry-guards",), ("fuse",), ("canonicalize", "cse", "bind-result-storage")]
+# refine-static-dims reads only the guards hoist-entry-guards hoisted: one switch.
+SWITCHES = [("unroll",), ("specialize",), ("hoist-entry-guards", "refine-static-dims"), ("fuse",), ("canonicalize", "cse", "bind-result-storage")]
 assert {p for s in SWITCHES for p in s} == set(OPTIONAL)
 
 
