@@ -1,0 +1,76 @@
+"""The `fuse` pass on an unrolled LSTM (bench/ablation.py's sizes, two steps).
+
+Upstream `linalg-fuse-elementwise-ops` made IREE reject this module ("large
+vector sizes": it recomputed `o * tanh(c)` inside the next step's `h @ U`);
+`fuse` must leave IREE a module it compiles, give the interpreter's results,
+and repeat no scalar work (see passes/fuse.py).
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+import numpy as np
+import pyfront
+import pytest
+from pyfront.passes.pipeline import WITH_FUSION
+
+from differential import check
+
+B, D, H = 8, 32, 64
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def lstm(xs, h, c, W, U, b):
+    for t in range(2):
+        z = xs[t] @ W + h @ U + b
+        i = sigmoid(z[:, :H])
+        f = sigmoid(z[:, H:2 * H])
+        o = sigmoid(z[:, 2 * H:3 * H])
+        g = np.tanh(z[:, 3 * H:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+    return h, c
+
+
+def lstm_args():
+    rng = np.random.default_rng(3)
+    f32 = lambda *s: (rng.standard_normal(s) * 0.5).astype(np.float32)  # noqa: E731
+    return (f32(2, B, D), f32(B, H), f32(B, H), f32(D, 4 * H), f32(H, 4 * H), f32(4 * H))
+
+
+@pytest.fixture(scope="module")
+def fused_lstm(tmp_path_factory):
+    """The LSTM compiled with `fuse`, checked against the interpreter; its IR dumps."""
+    dumps = tmp_path_factory.mktemp("dumps")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYFRONT_DUMP_DIR", str(dumps))
+        compiled = check(lstm, [lstm_args()] * 3, passes=WITH_FUSION)
+    return compiled, dumps
+
+
+def test_unrolled_lstm_compiles_with_fusion(fused_lstm):
+    compiled, _ = fused_lstm
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 2, report.interpreter_reasons
+
+
+def _ops(mlir: str) -> collections.Counter:
+    return collections.Counter(re.findall(r"= ((?:arith|math|linalg)\.\w+)", mlir))
+
+
+def test_fusion_merges_generics_without_repeating_work(fused_lstm):
+    _, dumps = fused_lstm
+    (stage_dir,) = {p.parent for p in Path(dumps).rglob("*-fuse.mlir")}
+    stages = sorted(stage_dir.glob("*.mlir"), key=lambda p: int(p.name.split("-")[0]))
+    before, after = _ops(stages[-2].read_text()), _ops(stages[-1].read_text())
+    assert stages[-1].name.endswith("-fuse.mlir")
+    assert after["linalg.generic"] < before["linalg.generic"]
+    for name in set(before) | set(after):
+        if name != "linalg.generic":
+            assert after[name] == before[name], name  # every scalar op, matmul and fill once, as before
