@@ -108,3 +108,24 @@ func.func @exp_sum(%x: tensor<4x2xf32>) -> tensor<f32> {
   %s = "pyfront.sum"(%e) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+/// A broadcast folds into the elementwise op after it (whose init still
+/// sizes both loops), but not into a full reduction: with a 0-d init no
+/// operand would give the size of the broadcast dim.
+
+// CHECK-LABEL: func.func @broadcast_exp_sum
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel"]
+// CHECK:           math.exp
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["reduction", "reduction"]
+// CHECK-NOT:       math.exp
+// CHECK:           arith.addf
+func.func @broadcast_exp_sum(%b: tensor<8xf32>) -> tensor<f32> {
+  %x = "pyfront.broadcast_to"(%b) {shape = array<i64: 4, 8>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %e = "pyfront.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = "pyfront.sum"(%e) {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -23,6 +23,8 @@ Guarantees:
   touched: an identity map over all loops cannot be a matmul operand, so an
   elementwise op is never recomputed inside a matmul's reduction, and IREE
   still sees every matmul as one (microkernel) op;
+- every loop of the fused op is still sized by an operand (a broadcast is
+  not folded into a reduction whose init lacks the broadcast dim);
 - nothing else changes: no reshapes are propagated and no op is generalized.
 
 Why not upstream `linalg-fuse-elementwise-ops`: its reshape propagation
@@ -94,9 +96,21 @@ def _fusable_operand(consumer: ir.Operation) -> int | None:
         producer = _defining_op(value)
         if producer is None or producer.name != GENERIC or producer.block != consumer.block:
             continue
-        if _single_use(value) and _is_identity(maps[i]) and _is_elementwise(producer):
+        if not (_single_use(value) and _is_identity(maps[i]) and _is_elementwise(producer)):
+            continue
+        if _covers_all_loops(maps[:i] + _maps(producer)[:_n_inputs(producer)] + maps[i + 1:]):
             return i
     return None
+
+
+def _covers_all_loops(maps: list[ir.AffineMap]) -> bool:
+    """Whether every loop is the plain index of some operand dim, so linalg can size the loops.
+
+    Folding a broadcast (`(d0, d1) -> (d1)`) into a full reduction, whose init
+    is 0-d, would leave d0 with no operand to take its size from.
+    """
+    dims = {e.position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
+    return dims == set(range(maps[0].n_dims))
 
 
 def _is_elementwise(op: ir.Operation) -> bool:

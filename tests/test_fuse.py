@@ -74,3 +74,20 @@ def test_fusion_merges_generics_without_repeating_work(fused_lstm):
     for name in set(before) | set(after):
         if name != "linalg.generic":
             assert after[name] == before[name], name  # every scalar op, matmul and fill once, as before
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def broadcast_exp_sum(b):
+    return np.exp(np.broadcast_to(b, (4, 8))).sum()
+
+
+@pytest.mark.parametrize("fn, shape", [(softmax, (32, 10)), (broadcast_exp_sum, (8,))])
+def test_fused_functions_match_the_interpreter(fn, shape):
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    compiled = check(fn, [(x,)] * 2, passes=WITH_FUSION)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 1, report.interpreter_reasons
