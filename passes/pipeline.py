@@ -35,12 +35,14 @@ JIT_PIPELINE: tuple[str, ...] = (
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "lower-guards", "lower-to-linalg")
-# `fuse` is not in the default: measured, it never lowered IREE's dispatch count
-# (IREE's own dispatch formation already fuses elementwise chains into their
-# matmul), it raised it for softmax (1 -> 2), and on the unrolled LSTM of
-# bench/ablation.py IREE rejects the fused module ("large vector sizes").
+# `fuse` is not in the default: IREE's own dispatch formation already puts
+# elementwise chains and bias + activation into their matmul's dispatch, so
+# fuse saves only a dispatch or three (mostly guard-fp-events' checks), and it
+# measured slower on a dense layer (passes/fuse.py has the numbers).
 OPTIONAL: tuple[str, ...] = tuple(p for p in JIT_PIPELINE if p not in REQUIRED) + ("fuse",)
-WITH_FUSION: tuple[str, ...] = JIT_PIPELINE + ("fuse",)
+# With `fuse` after the clean-ups, before the signature's storage arguments.
+WITH_FUSION: tuple[str, ...] = (*JIT_PIPELINE[:JIT_PIPELINE.index("cse") + 1], "fuse",
+                                *JIT_PIPELINE[JIT_PIPELINE.index("cse") + 1:])
 
 # AOT artifacts check guards only in the graph (their manifest has no host-side
 # shape expressions), so export keeps every guard in the graph; their loader
