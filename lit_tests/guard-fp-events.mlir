@@ -175,3 +175,64 @@ func.func @absorbed(%x: tensor<4xf32>) -> tensor<4xf32> {
   %d = "pyfront.true_divide"(%t, %t) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("m.py":2:4)
   return %d : tensor<4xf32>
 }
+
+// -----
+
+/// A matmul's result is checked through util.optimization_barrier, which all
+/// its users read: IREE's dispatch for the (data-tiled) matmul and the bias
+/// add it fuses then has that value as its only result; the check and tanh
+/// (with the next matmul's packing) come after it. Fused there, the check
+/// made a dispatch over IREE's CPU stack limit (mlp_forward 64x256-512-10).
+/// The second matmul's returned result goes through a barrier too.
+
+// CHECK-LABEL: func.func @dense_tanh_dense
+// CHECK:         %[[M:[a-z0-9_]+]] = "pyfront.matmul"
+// CHECK-NEXT:    %[[H:[a-z0-9_]+]] = "pyfront.add"(%[[M]], %{{.*}})
+// CHECK-NEXT:    %[[HB:.*]] = util.optimization_barrier %[[H]] : tensor<64x512xf32>
+// CHECK-NEXT:    %[[T:[a-z0-9_]+]] = "pyfront.tanh"(%[[HB]])
+// CHECK-NEXT:    %[[Y:[a-z0-9_]+]] = "pyfront.matmul"(%[[T]], %{{.*}})
+// CHECK-NEXT:    %[[YB:.*]] = util.optimization_barrier %[[Y]] : tensor<64x10xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[HB]] : tensor<64x512xf32>) outs(%{{.*}} : tensor<64x512xi8>)
+// CHECK:         linalg.generic {{.*}} ins(%[[YB]] : tensor<64x10xf32>) outs(%{{.*}} : tensor<64x10xi8>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow or invalid value in matmul; or overflow or invalid value in add at m.py:1:12"
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow or invalid value in matmul", site = "m.py:2:4"}
+// CHECK:         return %[[YB]]
+func.func @dense_tanh_dense(%x: tensor<64x256xf32>, %w1: tensor<256x512xf32>, %b1: tensor<512xf32>, %w2: tensor<512x10xf32>) -> tensor<64x10xf32> {
+  %m = "pyfront.matmul"(%x, %w1) : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32> loc("m.py":1:8)
+  %h = "pyfront.add"(%m, %b1) : (tensor<64x512xf32>, tensor<512xf32>) -> tensor<64x512xf32> loc("m.py":1:12)
+  %t = "pyfront.tanh"(%h) : (tensor<64x512xf32>) -> tensor<64x512xf32> loc("m.py":1:4)
+  %y = "pyfront.matmul"(%t, %w2) : (tensor<64x512xf32>, tensor<512x10xf32>) -> tensor<64x10xf32> loc("m.py":2:4)
+  return %y : tensor<64x10xf32>
+}
+
+// -----
+
+/// exp's result inside the first loop is covered by the add it feeds (the
+/// yielded value, checked): it is not checked again before the second loop,
+/// where it would not even be defined.
+
+// CHECK-LABEL: func.func @two_loops
+// CHECK:         scf.for
+// CHECK:           "pyfront.exp"
+// CHECK:           %[[A:[a-z0-9_]+]] = "pyfront.add"
+// CHECK:           linalg.generic {{.*}} ins(%[[A]] : tensor<4xf32>)
+// CHECK-NOT:       linalg.generic
+// CHECK:           scf.yield
+// CHECK:         scf.for
+// CHECK:           "pyfront.log"
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point {{.*}} in add, exp inside the loop"
+// CHECK-NEXT:    "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point divide by zero or invalid value in log inside the loop"
+func.func @two_loops(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<4xf32>) {
+    %e = "pyfront.exp"(%acc) : (tensor<4xf32>) -> tensor<4xf32>
+    %a = "pyfront.add"(%e, %e) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %a : tensor<4xf32>
+  }
+  %s = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %r) -> (tensor<4xf32>) {
+    %l = "pyfront.log"(%acc) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %l : tensor<4xf32>
+  }
+  return %s : tensor<4xf32>
+}

@@ -35,7 +35,9 @@ non-finite inputs such as -inf masks. The checks
 of a block are built at its end, one `linalg.generic` per static shape
 reducing all their per-element predicates to a 0-d `tensor<i1>`, guarded with
 reason "floating-point <events> in <op>" (plus the other ops it covers, with
-their sites) and the first op's site. Ops inside `scf.for`/`scf.while`/`scf.if`
+their sites) and the first op's site. A value computed by a matmul or
+convolution is checked through `util.optimization_barrier` (see
+`_barrier_contractions` for the IREE dispatches this makes). Ops inside `scf.for`/`scf.while`/`scf.if`
 regions get their flags ANDed into one more result of the region op, guarded
 after the loop or branch.
 
@@ -62,6 +64,8 @@ from pyfront.passes.registry import register_pass
 
 KIND = "fp-error"
 CONTROL_FLOW = {"scf.for": "loop", "scf.while": "loop", "scf.if": "branch"}
+# Primitives IREE lowers to contractions, which it gives a data-tiled (packed) layout.
+CONTRACTIONS = {"matmul", "conv2d", "conv2d_input_grad", "conv2d_filter_grad"}
 BOOL = np.dtype(np.bool_)
 I8 = np.dtype(np.int8)
 
@@ -85,6 +89,7 @@ class _Source:
 
     what: str
     site: str
+    contraction: bool = False  # the op is one of CONTRACTIONS
 
 
 Tainted = dict[ir.Value, list[_Source]]  # float values that show a NaN or inf if one of the sources raised
@@ -164,6 +169,11 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
                 checks.append(_Check("nonfinite", [result], shape_of(result.type), tainted.pop(result)))
     terminator = block.operations[len(block.operations) - 1]
     check_operands(terminator.operation)
+    for v in [v for v in tainted if _defined_in(v, block)]:
+        # Used only by ops that keep NaN/inf, whose results are checked: nothing left to check,
+        # and a nested block's values must not reach the checks of the block around it.
+        del tainted[v]
+    _barrier_contractions(checks, block)
     with ir.InsertionPoint(terminator), terminator.location:
         flags = [_group_flag(group) for group in _groups(checks)] + flags
         if guard:
@@ -198,7 +208,34 @@ def _source_of(prim, op: ir.Operation) -> _Source | None:
         return _Source("overflow in astype" if dst.kind == "f" else "invalid value in astype", site)
     if not _is_float(result):
         return None  # the same op on ints or bools raises nothing (int division by zero is the front end's)
-    return _Source(f"{prim.fp_events.describe()} in {prim.name}", site)
+    return _Source(f"{prim.fp_events.describe()} in {prim.name}", site, prim.name in CONTRACTIONS)
+
+
+def _barrier_contractions(checks: list[_Check], block: ir.Block) -> None:
+    """Put a `util.optimization_barrier` after each value of `block` that a check covering a contraction reads.
+
+    All its users (the check included) read the barrier's result, so IREE's
+    dispatch for the contraction (with the elementwise ops it fuses, such as
+    a bias add) has that value as its only result, and the check and the
+    value's other consumers come after it. Without the barrier, IREE fused
+    the value's consumer (tanh, then the next matmul's packing) into the
+    matmul's dispatch and also wrote the value out for the check: a
+    data-tiled dispatch with two results to unpack, whose tiles needed more
+    than IREE's CPU stack limit (mlp_forward 64x256-512-10; fusing the check
+    itself there instead overflowed it too, with its i8 flags as the second
+    result). The cost is the check's own elementwise dispatch.
+    """
+    barred: dict[ir.Value, ir.Value] = {}
+    for check in checks:
+        value = check.values[0]
+        if value in barred or not _defined_in(value, block) or not any(s.contraction for s in check.sources):
+            continue
+        with ir.InsertionPoint.after(value.owner), value.owner.location:
+            barrier = ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value])
+        value.replace_all_uses_except(barrier.result, barrier)
+        barred[value] = barrier.result
+    for check in checks:
+        check.values = [barred.get(v, v) for v in check.values]
 
 
 def _groups(checks: list[_Check]) -> list[list[_Check]]:
@@ -337,6 +374,11 @@ def _terminate_with_flag(block: ir.Block, flags: list[ir.Value], loc: ir.Locatio
 
 
 # Helpers --------------------------------------------------------------------------------
+
+
+def _defined_in(value: ir.Value, block: ir.Block) -> bool:
+    """`value` is the result of an op of `block` (not an argument, not from another block)."""
+    return isinstance(value.owner, ir.OpView | ir.Operation) and value.owner.operation.block == block
 
 
 def _site(loc: ir.Location) -> str:

@@ -245,3 +245,46 @@ def test_event_in_a_compiled_gradient():
     ok, bad = (w, f64(1.0, 2.0, 3.0, 4.0).reshape(2, 2)), (w, f64(0.0, 0.0, 3.0, 4.0).reshape(2, 2))
     with np.errstate(all="warn", under="ignore"):
         assert_deopted_and_ran_compiled(check(train_step, calls_of(ok, bad)))
+
+
+# Dispatch shapes: checks next to a matmul must leave IREE a compilable dispatch ------
+
+
+def test_mlp_forward_64x256_512_10_runs_compiled():
+    """At 64x256-512-10, checking tanh's input gave the first matmul's dispatch a second
+    result, whose tiles overflowed IREE's CPU stack limit (the call ran in the interpreter)."""
+    from bench.programs.mlp_forward import PROGRAM
+
+    rng = np.random.default_rng(0)
+    size = PROGRAM.sizes["64x256-512-10"]
+    calls = [PROGRAM.make_inputs(size, rng) for _ in range(3)]
+    with np.errstate(all="warn", under="ignore"):
+        compiled = check(PROGRAM.fn, calls)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0 and report.deopts == 0, str(report)
+
+
+def test_overflow_in_a_matmul_feeding_tanh_deopts():
+    """tanh hides the matmul's inf: the checked copy of its input must still see it."""
+    from bench.programs.mlp_forward import PROGRAM
+
+    x, w1, b1, w2, b2 = PROGRAM.make_inputs(PROGRAM.sizes["8x32-64-10"], np.random.default_rng(1))
+    big = np.full_like(x, 1e30)
+    calls = [(x, w1, b1, w2, b2), (x, w1, b1, w2, b2), (big, w1 * 1e20, b1, w2, b2), (x, w1, b1, w2, b2)]
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(PROGRAM.fn, calls))
+
+
+def grow_then_shrink(x, n):
+    for i in range(n):
+        x = np.exp(x) * 0.1
+    for i in range(n):
+        x = np.log(x + 2.0)
+    return x
+
+
+def test_two_loops_compile_and_an_event_in_the_first_deopts():
+    # Values of the first loop's body covered by its yield are not checked again before the second loop.
+    ok, bad = (f64(-50.0, -60.0), 300), (f64(-50.0, 710.0), 300)
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(grow_then_shrink, calls_of(ok, bad)))
