@@ -20,12 +20,15 @@ element (its result there became NaN or inf), some guard of kind "fp-error"
 fails. Checking every op's result would cost a pass over every intermediate
 (the demo ran 30x slower), so the check waits: a NaN or inf survives ops that
 keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum,
-matmul, reshape, ...), and the value an event could have tainted is checked
-for all-finite only where it could stop showing it: as an operand of an op
-that does not keep NaN/inf (tanh, exp of -inf, division by inf, where,
-maximum, comparisons, slices, casts to int), of any non-primitive op, of the
-function's return or a region's yield, when nothing uses it, and before a
-loop or branch. Float-to-int casts check their operand's range (NaN, inf or
+matmul, reshape, ...), and an elementwise float op that does not
+(tanh, exp of -inf, division by inf, where, maximum, ...) passes it on: its
+result r becomes r - (v - v) for each tainted operand v of its dtype, r
+bit for bit where v is finite and NaN where v is not (`_forward`). The
+value an event could have tainted is checked for all-finite only where it
+could stop showing it: as an operand of another op that does not keep
+NaN/inf (comparisons, slices, reductions, casts to int, other dtypes), of
+any non-primitive op, of the function's return or a region's yield, when
+nothing uses it, and before a loop or branch. Float-to-int casts check their operand's range (NaN, inf or
 out of range is NumPy's invalid cast). A non-finite value the inputs already
 held fails the check too: a needless deopt, never a missed event; after one,
 the runtime recompiles with the module attribute `pyfront.fp_checks_per_op`,
@@ -36,9 +39,9 @@ of a block are built at its end, one `linalg.generic` per static shape
 reducing all their per-element predicates to a 0-d `tensor<i1>`, guarded with
 reason "floating-point <events> in <op>" (plus the other ops it covers, with
 their sites) and the first op's site. A value computed by a matmul or
-convolution is checked through `util.optimization_barrier` (see
-`_barrier_contractions` for the IREE dispatches this makes). Ops inside `scf.for`/`scf.while`/`scf.if`
-regions get their flags ANDed into one more result of the region op, guarded
+convolution that other ops read is checked through
+`util.optimization_barrier` (`_barrier_contractions` says why). Ops inside
+`scf.for`/`scf.while`/`scf.if` regions get their flags ANDed into one more result of the region op, guarded
 after the loop or branch.
 
 What the checks do not see is underflow (NumPy ignores it by default): the
@@ -104,6 +107,7 @@ class _Check:
     shape: tuple[int | None, ...]
     sources: list[_Source]
     int_dtype: np.dtype | None = None
+    barred: bool = False  # values[0] is a contraction's, behind a barrier (_barrier_contractions)
 
 
 Flag = tuple[ir.Value, list[_Source]]  # (0-d tensor<i1>: no event, the ops it covers)
@@ -152,7 +156,13 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
             for v in op.operands:
                 sources += tainted.get(v, [])
         else:
+            forwarded = [] if per_op else _forwardable(op, result, tainted)
+            for v in forwarded:
+                sources += tainted.pop(v)
             check_operands(op)
+            if forwarded:
+                with ir.InsertionPoint.after(op), op.location:
+                    result = _forward(result, forwarded)
         source = _source_of(prim, op)
         if source is not None and source.what.startswith("invalid value in astype") and not _is_float(result):
             checks.append(_Check("int-cast", [op.operands[0]], shape_of(result.type), [source],
@@ -173,7 +183,7 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
         # Used only by ops that keep NaN/inf, whose results are checked: nothing left to check,
         # and a nested block's values must not reach the checks of the block around it.
         del tainted[v]
-    _barrier_contractions(checks, block)
+    _barrier_contractions(checks, block, terminator.operation)
     with ir.InsertionPoint(terminator), terminator.location:
         flags = [_group_flag(group) for group in _groups(checks)] + flags
         if guard:
@@ -181,6 +191,45 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
                 GUARD.build([ok], [], kind=KIND, reason=_reason(sources), site=sources[0].site)
             return []
     return flags
+
+
+def _forwardable(op: ir.Operation, result: ir.Value, tainted: Tainted) -> list[ir.Value]:
+    """The tainted operands of `op` (which does not keep NaN/inf) whose taint its result can carry on.
+
+    Those of the result's float dtype whose static shape broadcasts to the
+    result's: `_forward` then needs no check of them here.
+    """
+    shape, dtype = shape_of(result.type), tensor_dtype(result.type)
+    if dtype.kind != "f" or None in shape or 0 in shape:
+        return []
+    return [v for v in dict.fromkeys(op.operands)
+            if v in tainted and tensor_dtype(v.type) == dtype and _broadcasts(shape_of(v.type), shape)]
+
+
+def _broadcasts(src: tuple[int | None, ...], dst: tuple[int, ...]) -> bool:
+    return None not in src and len(src) <= len(dst) and all(
+        s in (d, 1) for s, d in zip(reversed(src), reversed(dst)))
+
+
+def _forward(result: ir.Value, operands: list[ir.Value]) -> ir.Value:
+    """`result - (v - v) - ...` over `operands`, read by all of `result`'s users.
+
+    For finite v, v - v is +0 and r - (+0) is r bit for bit (-0 too); for a NaN
+    or inf anywhere in v it is NaN there, and broadcasting puts each element
+    of v somewhere in the result: the new result shows a non-finite value iff
+    `result` or some operand did. So an absorbing elementwise op (tanh, where,
+    maximum, exp of -inf, ...) passes its operands' taint on instead of having
+    them checked: no dispatch result for IREE to write out for a check. A
+    check would make IREE's dispatch of a matmul feeding tanh (then the next
+    matmul's packing) write the matmul's value too: a data-tiled dispatch with
+    two results to unpack, over IREE's CPU stack limit (mlp_forward
+    64x256-512-10). The extra subtractions are compiled only: their NaN
+    raises no NumPy warning, and a call where they make one deopts anyway.
+    """
+    first = apply("subtract", result, apply("subtract", operands[0], operands[0]))
+    new = functools.reduce(lambda acc, v: apply("subtract", acc, apply("subtract", v, v)), operands[1:], first)
+    result.replace_all_uses_except(new, first.owner.operation)
+    return new
 
 
 def _reason(sources: list[_Source]) -> str:
@@ -211,30 +260,32 @@ def _source_of(prim, op: ir.Operation) -> _Source | None:
     return _Source(f"{prim.fp_events.describe()} in {prim.name}", site, prim.name in CONTRACTIONS)
 
 
-def _barrier_contractions(checks: list[_Check], block: ir.Block) -> None:
-    """Put a `util.optimization_barrier` after each value of `block` that a check covering a contraction reads.
+def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.Operation) -> None:
+    """Put a `util.optimization_barrier` after each value of `block` computed by a contraction,
+    checked, and read by more than the terminator; all its users read the barrier's result.
 
-    All its users (the check included) read the barrier's result, so IREE's
-    dispatch for the contraction (with the elementwise ops it fuses, such as
-    a bias add) has that value as its only result, and the check and the
-    value's other consumers come after it. Without the barrier, IREE fused
-    the value's consumer (tanh, then the next matmul's packing) into the
-    matmul's dispatch and also wrote the value out for the check: a
-    data-tiled dispatch with two results to unpack, whose tiles needed more
-    than IREE's CPU stack limit (mlp_forward 64x256-512-10; fusing the check
-    itself there instead overflowed it too, with its i8 flags as the second
-    result). The cost is the check's own elementwise dispatch.
+    IREE's dispatch for the contraction (with the elementwise ops it fuses,
+    such as a bias add) then has that value as its only result, and the
+    value's consumers and the check come after it. Otherwise IREE may fuse a
+    consumer (and the next matmul's packing) into the contraction's dispatch
+    and also write the value, or the check's flags, out: a data-tiled
+    dispatch with two results to unpack, whose tiles can need more than
+    IREE's CPU stack limit (mlp_forward 64x256-512-10 did, before `_forward`
+    made its check unnecessary). A value only the terminator reads keeps its
+    check fused into the contraction's dispatch, next to the value itself,
+    which compiled at every size measured.
     """
     barred: dict[ir.Value, ir.Value] = {}
     for check in checks:
         value = check.values[0]
-        if value in barred or not _defined_in(value, block) or not any(s.contraction for s in check.sources):
-            continue
-        with ir.InsertionPoint.after(value.owner), value.owner.location:
-            barrier = ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value])
-        value.replace_all_uses_except(barrier.result, barrier)
-        barred[value] = barrier.result
+        if (value not in barred and _defined_in(value, block) and any(s.contraction for s in check.sources)
+                and any(use.owner.operation != terminator for use in value.uses)):
+            with ir.InsertionPoint.after(value.owner), value.owner.location:
+                barrier = ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value])
+            value.replace_all_uses_except(barrier.result, barrier)
+            barred[value] = barrier.result
     for check in checks:
+        check.barred = check.values[0] in barred
         check.values = [barred.get(v, v) for v in check.values]
 
 
@@ -245,40 +296,44 @@ def _groups(checks: list[_Check]) -> list[list[_Check]]:
     """
     groups: dict[object, list[_Check]] = {}
     for n, check in enumerate(checks):
-        key = check.shape if None not in check.shape else n
+        key = (check.barred, check.shape) if None not in check.shape else n
         groups.setdefault(key, []).append(check)
     return list(groups.values())
 
 
 def _group_flag(group: list[_Check]) -> Flag:
-    """Per element of the group's shared shape, an i8 that every check of `group` holds; then their AND.
+    """That every check of `group` holds at every element of their shared shape: a 0-d tensor<i1>.
 
-    The per-element flags are an elementwise linalg.generic, which IREE fuses
-    into the producers' dispatch like a bias add (a reduction there instead
-    made tiles of a matmul's result overflow IREE's CPU stack limit); `min`
-    over them is the one reduction. i8, not i1: IREE's CPU code handles i1
-    tensors poorly.
+    Per element, an i8 flag from an elementwise linalg.generic, which IREE
+    fuses into the producers' dispatch like a bias add; `min` over them is the
+    one reduction. i8, not i1: IREE's CPU code handles i1 tensors poorly.
+    Checks of values behind a barrier are one reduction over the values,
+    which their dispatch writes anyway (a dispatch less).
     """
     shape = group[0].shape
     inputs = [v for check in group for v in check.values]
     maps = [emit.broadcast_map(shape_of(v.type), shape) for v in inputs]
     rank = len(shape)
-    init = emit.empty(emit.dims(group[0].values[0]), I8)  # values[0] spans the whole shape
-    i8 = ir.IntegerType.get_signless(8)
 
-    def body(args: list[ir.Value]) -> ir.Value:
+    def ok(args: list[ir.Value]) -> ir.Value:
         ok, at = None, 0
         for check in group:
             scalars = args[at: at + len(check.values)]
             at += len(check.values)
             this = _scalar_ok(check, scalars)
             ok = this if ok is None else arith.andi(ok, this)
-        return arith.extui(i8, ok)
+        return ok
 
-    (flags,) = emit.generic(inputs, maps, [init], [emit.projection_map(rank, range(rank))],
-                            [emit.PARALLEL] * rank, body)
-    flags = apply("astype", flags, dtype="bool")
-    flag = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
+    if group[0].barred:
+        (flag,) = emit.generic(inputs, maps, [emit.fill(True, [], BOOL)], [emit.scalar_map(rank)],
+                               [emit.REDUCTION] * rank, lambda args: arith.andi(args[-1], ok(args)))
+    else:
+        init = emit.empty(emit.dims(group[0].values[0]), I8)  # values[0] spans the whole shape
+        i8 = ir.IntegerType.get_signless(8)
+        (flags,) = emit.generic(inputs, maps, [init], [emit.projection_map(rank, range(rank))],
+                                [emit.PARALLEL] * rank, lambda args: arith.extui(i8, ok(args)))
+        flags = apply("astype", flags, dtype="bool")
+        flag = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
     return flag, list(dict.fromkeys(s for check in group for s in check.sources))
 
 

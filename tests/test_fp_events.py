@@ -288,3 +288,41 @@ def test_two_loops_compile_and_an_event_in_the_first_deopts():
     ok, bad = (f64(-50.0, -60.0), 300), (f64(-50.0, 710.0), 300)
     with np.errstate(all="warn", under="ignore"):
         assert_deopted_and_ran_compiled(check(grow_then_shrink, calls_of(ok, bad)))
+
+
+# Ops that hide a NaN/inf pass the taint on (result - (v - v)): same results, same deopts --
+
+
+def capped(x):
+    return np.minimum(np.exp(x), 3.0)  # minimum(inf, 3) is 3
+
+
+def gated(x):
+    return np.where(x < 100.0, np.exp(x), 0.0)  # where drops exp's inf
+
+
+def signed_zero(x):
+    return np.minimum(np.exp(x) * -0.0, 1.0)  # -0.0, and stays so: -0.0 - (v - v) is -0.0
+
+
+@pytest.mark.parametrize("fn", [capped, gated])
+def test_absorbed_overflow_deopts(fn):
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(fn, calls_of((f64(1.0, 2.0),), (f64(1.0, 800.0),))))
+
+
+def test_taint_forwarding_keeps_negative_zero():
+    compiled = check(signed_zero, [(f64(1.0, 2.0),)] * 3)
+    assert np.signbit(compiled(f64(1.0, 2.0))).all() and pyfront.explain(compiled).compiled_calls > 0
+
+
+def sliced_product(x, w):
+    m = x @ w
+    return m[0], m > 0.0
+
+
+def test_checked_matmul_result_read_by_a_slice_and_a_comparison():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((8, 4)), rng.standard_normal((4, 6))
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(sliced_product, calls_of((x, w), (x * 1e200, w * 1e200))))
