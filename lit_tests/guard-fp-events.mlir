@@ -10,8 +10,8 @@
 // CHECK:         %[[F:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[E]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xi8>)
 // CHECK:           math.absf
 // CHECK:           arith.cmpf olt
-// CHECK:         %[[B:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
-// CHECK-NEXT:    %[[OK:.*]] = "pyfront.min"(%[[B]]) {axes = array<i64: 0>, keepdims = false}
+// CHECK:         %[[LEAST:.*]] = "pyfront.min"(%[[F]]) {axes = array<i64: 0>, keepdims = false} : (tensor<4xi8>) -> tensor<i8>
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp", site = "m.py:3:4"}
 // CHECK-NOT:     "pyfront.guard"
 // CHECK:         return
@@ -99,7 +99,8 @@ func.func @narrowing(%x: tensor<4xf64>) -> tensor<4xf32> {
 // CHECK:         %[[R:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[HELD:.*]] = %[[TRUE]]) -> (tensor<4xf32>, tensor<i1>)
 // CHECK:           %[[L:.*]] = "pyfront.log"(%[[ACC]])
 // CHECK:           linalg.generic
-// CHECK:           %[[OK:.*]] = "pyfront.min"
+// CHECK:           "pyfront.min"
+// CHECK-NEXT:      %[[OK:.*]] = "pyfront.astype"
 // CHECK-NEXT:      %[[BOTH:.*]] = "pyfront.logical_and"(%[[HELD]], %[[OK]])
 // CHECK-NEXT:      scf.yield %[[L]], %[[BOTH]] : tensor<4xf32>, tensor<i1>
 // CHECK:         "pyfront.guard"(%[[R]]#1) {kind = "fp-error", reason = "floating-point divide by zero or invalid value in log inside the loop", site = "m.py:9:2"}
@@ -146,7 +147,8 @@ func.func @branch(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %[[L:[a-z0-9_]+]] = "pyfront.log"(%[[E]])
 // CHECK:         linalg.generic {{.*}} ins(%[[L]] : tensor<4xf32>)
 // CHECK-NOT:     linalg.generic
-// CHECK:         %[[OK:.*]] = "pyfront.min"
+// CHECK:         "pyfront.min"
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp; or divide by zero or invalid value in log at m.py:2:4", site = "m.py:1:4"}
 // CHECK-NOT:     "pyfront.guard"
 func.func @deferred(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -172,7 +174,8 @@ func.func @deferred(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %[[D2:[a-z0-9_]+]] = "pyfront.subtract"(%[[D]], %[[Z2]])
 // CHECK:         linalg.generic {{.*}} ins(%[[D2]] : tensor<4xf32>)
 // CHECK-NOT:     linalg.generic
-// CHECK:         %[[OK:.*]] = "pyfront.min"
+// CHECK:         "pyfront.min"
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow in exp; or divide by zero or overflow or invalid value in true_divide at m.py:2:4", site = "m.py:1:4"}
 // CHECK:         return %[[D2]]
 func.func @absorbed(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -223,7 +226,8 @@ func.func @dense_tanh_dense(%x: tensor<64x256xf32>, %w1: tensor<256x512xf32>, %b
 // CHECK-NEXT:    %[[MB:.*]] = util.optimization_barrier %[[M]] : tensor<8x6xf32>
 // CHECK-NEXT:    "pyfront.slice"(%[[MB]])
 // CHECK-NEXT:    "pyfront.less"(%[[MB]], %[[MB]])
-// CHECK:         %[[OK:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[MB]] : tensor<8x6xf32>) outs(%{{.*}} : tensor<i1>)
+// CHECK:         %[[LEAST:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[MB]] : tensor<8x6xf32>) outs(%{{.*}} : tensor<i8>)
+// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
 // CHECK:         "pyfront.guard"(%[[OK]]) {kind = "fp-error", reason = "floating-point overflow or invalid value in matmul", site = "m.py:1:8"}
 func.func @matmul_sliced(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> (tensor<1x6xf32>, tensor<8x6xi1>) {
   %m = "pyfront.matmul"(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc("m.py":1:8)
