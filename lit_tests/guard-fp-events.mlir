@@ -267,3 +267,59 @@ func.func @two_loops(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
   }
   return %s : tensor<4xf32>
 }
+
+// -----
+
+/// An op that hides NaN/inf passes a taint on only when its other float
+/// operands are finite constants: where's -inf (or any input) can be
+/// non-finite with no event, and would make the passed-on check fail
+/// needlessly; the tainted operand is checked instead. minimum with 3.0
+/// passes exp's taint on.
+
+// CHECK-LABEL: func.func @constants
+// CHECK:         %[[E:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}})
+// CHECK-NEXT:    %[[F:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}})
+// CHECK-NEXT:    %[[W:[a-z0-9_]+]] = "pyfront.where"(%{{.*}}, %[[E]], %{{.*}})
+// CHECK-NEXT:    %[[M:[a-z0-9_]+]] = "pyfront.minimum"(%[[F]], %{{.*}})
+// CHECK-NEXT:    %[[Z:[a-z0-9_]+]] = "pyfront.subtract"(%[[F]], %[[F]])
+// CHECK-NEXT:    %[[M2:[a-z0-9_]+]] = "pyfront.subtract"(%[[M]], %[[Z]])
+// CHECK:         linalg.generic {{.*}} ins(%[[E]], %[[M2]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:         return %[[W]], %[[M2]]
+func.func @constants(%c: tensor<4xi1>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %inf = arith.constant dense<0xFF800000> : tensor<4xf32>
+  %three = arith.constant dense<3.0> : tensor<4xf32>
+  %e = "pyfront.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":1:4)
+  %f = "pyfront.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":1:8)
+  %w = "pyfront.where"(%c, %e, %inf) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("m.py":2:4)
+  %m = "pyfront.minimum"(%f, %three) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("m.py":3:4)
+  return %w, %m : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+/// At most 16 values per reduction: IREE's HAL takes 32 buffers per dispatch.
+
+// CHECK-LABEL: func.func @many
+// CHECK-COUNT-2: "pyfront.guard"
+// CHECK-NOT:     "pyfront.guard"
+func.func @many(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>, %x6: tensor<4xf32>, %x7: tensor<4xf32>, %x8: tensor<4xf32>, %x9: tensor<4xf32>, %x10: tensor<4xf32>, %x11: tensor<4xf32>, %x12: tensor<4xf32>, %x13: tensor<4xf32>, %x14: tensor<4xf32>, %x15: tensor<4xf32>, %x16: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %e0 = "pyfront.exp"(%x0) : (tensor<4xf32>) -> tensor<4xf32>
+  %e1 = "pyfront.exp"(%x1) : (tensor<4xf32>) -> tensor<4xf32>
+  %e2 = "pyfront.exp"(%x2) : (tensor<4xf32>) -> tensor<4xf32>
+  %e3 = "pyfront.exp"(%x3) : (tensor<4xf32>) -> tensor<4xf32>
+  %e4 = "pyfront.exp"(%x4) : (tensor<4xf32>) -> tensor<4xf32>
+  %e5 = "pyfront.exp"(%x5) : (tensor<4xf32>) -> tensor<4xf32>
+  %e6 = "pyfront.exp"(%x6) : (tensor<4xf32>) -> tensor<4xf32>
+  %e7 = "pyfront.exp"(%x7) : (tensor<4xf32>) -> tensor<4xf32>
+  %e8 = "pyfront.exp"(%x8) : (tensor<4xf32>) -> tensor<4xf32>
+  %e9 = "pyfront.exp"(%x9) : (tensor<4xf32>) -> tensor<4xf32>
+  %e10 = "pyfront.exp"(%x10) : (tensor<4xf32>) -> tensor<4xf32>
+  %e11 = "pyfront.exp"(%x11) : (tensor<4xf32>) -> tensor<4xf32>
+  %e12 = "pyfront.exp"(%x12) : (tensor<4xf32>) -> tensor<4xf32>
+  %e13 = "pyfront.exp"(%x13) : (tensor<4xf32>) -> tensor<4xf32>
+  %e14 = "pyfront.exp"(%x14) : (tensor<4xf32>) -> tensor<4xf32>
+  %e15 = "pyfront.exp"(%x15) : (tensor<4xf32>) -> tensor<4xf32>
+  %e16 = "pyfront.exp"(%x16) : (tensor<4xf32>) -> tensor<4xf32>
+  return %e0, %e1, %e2, %e3, %e4, %e5, %e6, %e7, %e8, %e9, %e10, %e11, %e12, %e13, %e14, %e15, %e16 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+

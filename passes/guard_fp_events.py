@@ -64,11 +64,15 @@ from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import dtype_of, shape_of, tensor_dtype
 from pyfront.passes.funcs import functions
 from pyfront.passes.registry import register_pass
+from pyfront.passes.specialize import constant_array
 
 KIND = "fp-error"
 CONTROL_FLOW = {"scf.for": "loop", "scf.while": "loop", "scf.if": "branch"}
 # Primitives IREE lowers to contractions, which it gives a data-tiled (packed) layout.
 CONTRACTIONS = {"matmul", "conv2d", "conv2d_input_grad", "conv2d_filter_grad"}
+# IREE's HAL takes at most 32 buffers per dispatch: a check of the 32 steps' gate
+# pre-activations in one reduction (bench lstm, T32) needed 33.
+MAX_GROUP_VALUES = 16
 BOOL = np.dtype(np.bool_)
 I8 = np.dtype(np.int8)
 
@@ -197,13 +201,20 @@ def _forwardable(op: ir.Operation, result: ir.Value, tainted: Tainted) -> list[i
     """The tainted operands of `op` (which does not keep NaN/inf) whose taint its result can carry on.
 
     Those of the result's float dtype whose static shape broadcasts to the
-    result's: `_forward` then needs no check of them here.
+    result's, when its other float operands are finite constants: `_forward`
+    then needs no check of them here.
     """
     shape, dtype = shape_of(result.type), tensor_dtype(result.type)
     if dtype.kind != "f" or None in shape or 0 in shape:
         return []
-    return [v for v in dict.fromkeys(op.operands)
-            if v in tainted and tensor_dtype(v.type) == dtype and _broadcasts(shape_of(v.type), shape)]
+    forwardable = [v for v in dict.fromkeys(op.operands)
+                   if v in tainted and tensor_dtype(v.type) == dtype and _broadcasts(shape_of(v.type), shape)]
+    # The other float operands must be finite constants: an input or a -inf mask constant
+    # can make the result non-finite with no event, and its check would then deopt needlessly.
+    others = [v for v in op.operands if v not in forwardable and tensor_dtype(v.type).kind == "f"]
+    if not all((array := constant_array(v)) is not None and np.isfinite(array).all() for v in others):
+        return []
+    return forwardable
 
 
 def _broadcasts(src: tuple[int | None, ...], dst: tuple[int, ...]) -> bool:
@@ -290,15 +301,18 @@ def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.
 
 
 def _groups(checks: list[_Check]) -> list[list[_Check]]:
-    """Checks over the same static shape share one reduction (one dispatch for IREE, not one per op).
+    """Checks over the same static shape share one reduction (one dispatch for IREE, not one per op),
+    reading at most MAX_GROUP_VALUES values.
 
     Checks over dynamic shapes stay alone: two `?` dims need not be equal.
     """
-    groups: dict[object, list[_Check]] = {}
+    groups: dict[object, list[list[_Check]]] = {}
     for n, check in enumerate(checks):
-        key = (check.barred, check.shape) if None not in check.shape else n
-        groups.setdefault(key, []).append(check)
-    return list(groups.values())
+        chunks = groups.setdefault((check.barred, check.shape) if None not in check.shape else n, [[]])
+        if sum(len(c.values) for c in chunks[-1]) + len(check.values) > MAX_GROUP_VALUES:
+            chunks.append([])
+        chunks[-1].append(check)
+    return [chunk for chunks in groups.values() for chunk in chunks if chunk]
 
 
 def _group_flag(group: list[_Check]) -> Flag:

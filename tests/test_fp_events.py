@@ -326,3 +326,19 @@ def test_checked_matmul_result_read_by_a_slice_and_a_comparison():
     x, w = rng.standard_normal((8, 4)), rng.standard_normal((4, 6))
     with np.errstate(all="warn", under="ignore"):
         assert_deopted_and_ran_compiled(check(sliced_product, calls_of((x, w), (x * 1e200, w * 1e200))))
+
+
+def masked_scores(q, k, mask):
+    s = np.where(mask, q @ k.T, -np.inf)  # where gets no taint to pass on: -inf is no event
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_minus_inf_mask_on_a_matmul_runs_compiled_after_one_relaxation():
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((4, 8)), rng.standard_normal((5, 8))
+    mask = rng.standard_normal((4, 5)) > -0.5
+    mask[:, 0] = True
+    compiled = check(masked_scores, [(q, k, mask)] * 5)  # exp(-inf) fails the deferred check, as above
+    report = pyfront.explain(compiled)
+    assert report.deopts == 1 and report.compiled_calls == 3, str(report)
