@@ -19,30 +19,30 @@ Guarantees: if any primitive op with `fp_events` raised an event on some
 element (its result there became NaN or inf), some guard of kind "fp-error"
 fails. Checking every op's result would cost a pass over every intermediate
 (the demo ran 30x slower), so the check waits: a NaN or inf survives ops that
-keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum,
-matmul, reshape, ...), and an elementwise float op that does not
-(tanh, exp of -inf, division by inf, where, maximum, ...) passes it on: its
-result r becomes r - (v - v) for each tainted operand v of its dtype, r
-bit for bit where v is finite and NaN where v is not (`_forward`). The
-value an event could have tainted is checked for all-finite only where it
-could stop showing it: as an operand of another op that does not keep
-NaN/inf (comparisons, slices, reductions, casts to int, other dtypes), of
-any non-primitive op, of the function's return or a region's yield, when
-nothing uses it, and before a loop or branch. Float-to-int casts check their operand's range (NaN, inf or
-out of range is NumPy's invalid cast). A non-finite value the inputs already
-held fails the check too: a needless deopt, never a missed event; after one,
-the runtime recompiles with the module attribute `pyfront.fp_checks_per_op`,
-which checks each op right after it by its exact rule (`FpEvents.detect`:
-inf from finite operands, NaN from non-NaN ones), slower but quiet on
-non-finite inputs such as -inf masks. The checks
-of a block are built at its end, one `linalg.generic` per static shape
-reducing all their per-element predicates to a 0-d `tensor<i1>`, guarded with
-reason "floating-point <events> in <op>" (plus the other ops it covers, with
-their sites) and the first op's site. A value computed by a matmul or
-convolution that other ops read is checked through
+keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum, matmul,
+reshape, ...), and an elementwise float op that does not (tanh, exp of -inf,
+division by inf, where, maximum, ...) passes it on when its other float
+operands are finite constants: its result r becomes `r - (v - v)` for each
+tainted operand v of its dtype, r bit for bit where v is finite and NaN where
+v is not (`_forward`). The value an event could have tainted is checked for
+all-finite only where it could stop showing it: as an operand of another op
+that does not keep NaN/inf (comparisons, slices, reductions, casts to int,
+other dtypes), of any non-primitive op, of the function's return or a region's
+yield, when nothing uses it, and before a loop or branch. Float-to-int casts
+check their operand's range (NaN, inf or out of range is NumPy's invalid
+cast). A non-finite value the inputs already held fails the check too: a
+needless deopt, never a missed event; after one, the runtime recompiles with
+the module attribute `pyfront.fp_checks_per_op`, which checks each op right
+after it by its exact rule (`FpEvents.detect`: inf from finite operands, NaN
+from non-NaN ones), slower but quiet on non-finite inputs such as -inf masks.
+The checks of a block are built at its end, one `linalg.generic` per static
+shape (and at most 16 values) reducing their per-element predicates to a 0-d
+i1, guarded with reason "floating-point <events> in <op>" (plus the other ops
+it covers, with their sites) and the first op's site. A value computed by a
+matmul or convolution that other ops read is checked through
 `util.optimization_barrier` (`_barrier_contractions` says why). Ops inside
-`scf.for`/`scf.while`/`scf.if` regions get their flags ANDed into one more result of the region op, guarded
-after the loop or branch.
+`scf.for`/`scf.while`/`scf.if` regions get their flags ANDed into one more
+result of the region op, guarded after the loop or branch.
 
 What the checks do not see is underflow (NumPy ignores it by default): the
 runtime runs calls in the interpreter when `np.geterr()["under"]` is not
