@@ -270,6 +270,19 @@ func.func @two_loops(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
 
 // -----
 
+/// Not with a dynamic shape: IREE cannot resolve tensor.dim through the barrier.
+
+// CHECK-LABEL: func.func @matmul_sliced_dynamic
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         "pyfront.guard"
+func.func @matmul_sliced_dynamic(%x: tensor<?x4xf32>, %w: tensor<4x6xf32>) -> tensor<?x6xi1> {
+  %m = "pyfront.matmul"(%x, %w) : (tensor<?x4xf32>, tensor<4x6xf32>) -> tensor<?x6xf32> loc("m.py":1:8)
+  %c = "pyfront.less"(%m, %m) : (tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x6xi1> loc("m.py":3:8)
+  return %c : tensor<?x6xi1>
+}
+
+// -----
+
 /// An op that hides NaN/inf passes a taint on only when its other float
 /// operands are finite constants: where's -inf (or any input) can be
 /// non-finite with no event, and would make the passed-on check fail

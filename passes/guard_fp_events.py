@@ -284,13 +284,15 @@ def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.
     IREE's CPU stack limit (mlp_forward 64x256-512-10 did, before `_forward`
     made its check unnecessary). A value only the terminator reads keeps its
     check fused into the contraction's dispatch, next to the value itself,
-    which compiled at every size measured.
+    which compiled at every size measured. So does a value of dynamic shape:
+    IREE cannot resolve `tensor.dim` through the barrier ("dynamic dimensions
+    must have been resolved prior to leaving the flow dialect").
     """
     barred: dict[ir.Value, ir.Value] = {}
     for check in checks:
         value = check.values[0]
         if (value not in barred and _defined_in(value, block) and any(s.contraction for s in check.sources)
-                and any(use.owner.operation != terminator for use in value.uses)):
+                and None not in check.shape and any(use.owner.operation != terminator for use in value.uses)):
             with ir.InsertionPoint.after(value.owner), value.owner.location:
                 barrier = ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value])
             value.replace_all_uses_except(barrier.result, barrier)
