@@ -2,7 +2,8 @@
 
 `check(fn, calls)` runs every call twice, on deep copies of its arguments:
 once through plain CPython and once through `pyfront.compile`, and compares
-returned values (Python type, dtype, shape, values), raised exceptions,
+returned values (Python type, dtype, shape, values; floats to a few ulps, but
+the sign of a zero exactly), raised exceptions,
 printed output, the warnings raised (category and message, each recorded
 with the "always" filter, e.g. NumPy's "RuntimeWarning: overflow encountered
 in exp"; `compare_warnings=False` skips that) and the arguments' state
@@ -57,6 +58,11 @@ def _assert_values(expected: np.ndarray, got: np.ndarray, where: str) -> None:
     if expected.dtype.kind == "f":
         np.testing.assert_allclose(
             got, expected, rtol=RTOL[expected.dtype], atol=ATOL[expected.dtype], equal_nan=True, err_msg=where
+        )
+        # allclose takes -0.0 == 0.0, but NumPy's sign of zero is part of its answer (1 / x, copysign).
+        zeros = (expected == 0) & (got == 0)
+        np.testing.assert_array_equal(
+            np.signbit(got[zeros]), np.signbit(expected[zeros]), err_msg=f"{where}: sign of zero"
         )
     else:
         np.testing.assert_array_equal(got, expected, err_msg=where)

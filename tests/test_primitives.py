@@ -159,7 +159,8 @@ SPECIAL_OK = {
     *("maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater"),
     *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "sqrt"),
     *("max", "min", "argmax", "argmin", "where"),
-}
+    *("exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2"),
+}  # not power: IREE's powf differs at NaN, inf and zero or negative bases (the front end's fp guards deopt)
 ALL_PAIRS = [(len(SPECIALS), 1), (1, len(SPECIALS))]  # every pair of special values
 BINARY = [_spec([(3, 1, 4), (2, 1)]), _spec(ALL_PAIRS, "special")]
 UNARY = [_spec([(2, 5)]), _spec([(3, 4)], "special")]
@@ -291,9 +292,9 @@ def check(case: Case, got: np.ndarray, want: np.ndarray) -> None:
     if case.prim in TRANSCENDENTAL:
         eps = np.finfo(want.dtype).eps
         np.testing.assert_allclose(got, want, rtol=ULPS * eps, atol=eps, equal_nan=True)
-        return
-    np.testing.assert_allclose(got, want, rtol=RTOL[want.dtype], atol=0, equal_nan=True)
-    zeros = want == 0
+    else:
+        np.testing.assert_allclose(got, want, rtol=RTOL[want.dtype], atol=0, equal_nan=True)
+    zeros = (want == 0) & (got == 0)  # the sign of a nonzero is allclose's business
     np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), "sign of zero")
 
 

@@ -4,7 +4,9 @@ Each table row names the primitive, its ufunc (the NumPy implementation and,
 in the front end, the source of dtype resolution), its scalar body per
 dtype kind ('f' float, 'i' signed int, 'b' bool; a kind with no body is
 rejected by the op's operand rule, as NumPy has no loop for it here) and its
-VJP.
+VJP. Float bodies give NumPy's signs of zero exactly (sin, tanh, expm1 and
+log1p map +-0 to itself; arctan2 has the sign of y), where IREE's own
+expansions would give +0.0.
 
 VJPs: a rule gives each operand its cotangent at the result's shape; the
 table's wrapper sums it back to the operand's shape (broadcasting) and gives
@@ -128,6 +130,33 @@ def _tanh(a: ir.Value) -> ir.Value:
     t = arith.divf(e, arith.addf(e, _c(a, 2.0)))
     big = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(a), _c(a, 20.0))
     return arith.select(big, math.copysign(_c(a, 1.0), a), t)
+
+
+def _odd_at_zero(f: Body) -> Body:
+    """`f` for a function with f(+-0) = +-0 (NumPy keeps the sign of zero).
+
+    IREE's polynomial expansions of these (and the f64 tanh above) compute
+    -0.0 as +0.0; returning the operand itself at zero is exact and costs one
+    compare and select in the same elementwise body.
+    """
+    def body(a: ir.Value) -> ir.Value:
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, a, _c(a, 0.0)), a, f(a))
+    return body
+
+
+def _atan2(y: ir.Value, x: ir.Value) -> ir.Value:
+    # IREE's atan2 gives NaN for (+-0, +-0) and (+-inf, +-inf), and +pi for
+    # (-0, x < 0) and (y < 0, -inf). Those pairs have the angles of (+-0, +-1)
+    # and (+-1, +-1); and atan2 always has the sign of y, so copysign restores it.
+    one = _c(x, 1.0)
+    inf = _c(x, float("inf"))
+    both_zero = arith.andi(arith.cmpf(arith.CmpFPredicate.OEQ, y, _c(y, 0.0)),
+                           arith.cmpf(arith.CmpFPredicate.OEQ, x, _c(x, 0.0)))
+    both_inf = arith.andi(arith.cmpf(arith.CmpFPredicate.OEQ, math.absf(y), inf),
+                          arith.cmpf(arith.CmpFPredicate.OEQ, math.absf(x), inf))
+    x = arith.select(arith.ori(both_zero, both_inf), math.copysign(one, x), x)
+    y = arith.select(both_inf, math.copysign(one, y), y)
+    return math.copysign(math.atan2(y, x), y)
 
 
 def _cmp(fpred: str, ipred: str, bpred: str) -> dict[str, Body]:
@@ -315,7 +344,7 @@ BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "power": (np.power, {F: math.powf}, _power, ALL3),
     "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}, _route("greater"), None),
     "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}, _route("less"), None),
-    "arctan2": (np.arctan2, {F: math.atan2}, _arctan2, None),
+    "arctan2": (np.arctan2, {F: _atan2}, _arctan2, None),
     "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}, INT_OR_BOOL_ONLY, None),
     "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}, INT_OR_BOOL_ONLY, None),
     "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}, INT_OR_BOOL_ONLY, None),
@@ -340,12 +369,12 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
     "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant, None),
     "exp": (np.exp, {F: math.exp}, _exp, OVERFLOW),
-    "expm1": (np.expm1, {F: math.expm1}, _expm1, OVERFLOW),
+    "expm1": (np.expm1, {F: _odd_at_zero(math.expm1)}, _expm1, OVERFLOW),
     "log": (np.log, {F: math.log}, _log, DIV_INV),
-    "log1p": (np.log1p, {F: math.log1p}, _log1p, DIV_INV),
+    "log1p": (np.log1p, {F: _odd_at_zero(math.log1p)}, _log1p, DIV_INV),
     "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt, INVALID),
-    "tanh": (np.tanh, {F: _tanh}, _tanh_vjp, None),
-    "sin": (np.sin, {F: math.sin}, _sin, INVALID),
+    "tanh": (np.tanh, {F: _odd_at_zero(_tanh)}, _tanh_vjp, None),
+    "sin": (np.sin, {F: _odd_at_zero(math.sin)}, _sin, INVALID),
     "cos": (np.cos, {F: math.cos}, _cos, INVALID),
     "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant, None),
     "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant, None),

@@ -1,0 +1,174 @@
+"""The sign of zero: compiled code returns NumPy's -0.0 and +0.0 exactly.
+
+`differential.check` compares floats to a few ulps but the signs of zeros
+exactly. These tests feed -0.0 and +0.0 to every unary float ufunc of the
+primitive table (generated from `elementwise.UNARY`, through
+`pyfront.compile`, float32 and float64 where the backend has a loop), and to
+the binary operations, reductions, contractions and casts whose zero sign
+NumPy fixes.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from differential import check
+from pyfront.dialects.primitives import elementwise, get
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+FLOATS = [np.dtype("float32"), np.dtype("float64")]
+CANDIDATES = [-0.0, 0.0, 1.0, -0.5, 0.25, 2.0, -3.0]
+
+
+def _quiet(ufunc: np.ufunc, value: float, dtype: np.dtype) -> bool:
+    """Whether NumPy computes `ufunc(value)` without a floating-point warning (a guard would deopt)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            ufunc(np.asarray(value, dtype))
+        except RuntimeWarning:
+            return False
+    return True
+
+
+def _accepts(name: str, dtype: np.dtype) -> bool:
+    try:
+        get(name).infer([(2,)], [dtype], {})
+    except TypeError:
+        return False
+    return True
+
+
+UNARY_FLOAT = [
+    pytest.param(ufunc, dtype, id=f"{name}-{dtype}")
+    for name, (ufunc, bodies, *_) in elementwise.UNARY.items()
+    if elementwise.F in bodies
+    for dtype in FLOATS
+    if _accepts(name, dtype)
+]
+
+
+def _applying(ufunc: np.ufunc):
+    def apply(x):
+        return ufunc(x)
+    return apply
+
+
+@pytest.mark.parametrize("ufunc, dtype", UNARY_FLOAT)
+def test_unary_keeps_numpys_sign_of_zero(ufunc, dtype):
+    x = np.array([v for v in CANDIDATES if _quiet(ufunc, v, dtype)], dtype)
+    assert np.signbit(x).any() or ufunc is np.log, "inputs must include -0.0"
+    compiled = check(_applying(ufunc), [(x,), (x,), (x[::-1].copy(),)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0, str(report)
+
+
+def test_the_check_sees_the_sign_of_zero():
+    """A lost sign of zero fails `check`, so the tests above can fail."""
+    from differential import assert_same
+
+    with pytest.raises(AssertionError, match="sign of zero"):
+        assert_same(np.array([-0.0, 1.0]), np.array([0.0, 1.0]))
+    with pytest.raises(AssertionError, match="sign of zero"):
+        assert_same(-0.0, 0.0)
+    assert_same(np.array([np.nan, 1e-300]), np.array([np.nan, -1e-300]))  # nonzero signs: allclose only
+
+
+# Binary operations, reductions, contractions and casts -----------------------
+
+
+def times_negative_zero(x):
+    return x * -0.0
+
+
+def add(a, b):
+    return a + b
+
+
+def subtract(a, b):
+    return a - b
+
+
+def maximum(a, b):
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    return np.minimum(a, b)
+
+
+def where(c, a, b):
+    return np.where(c, a, b)
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def means(x):
+    return x.mean(), x.mean(axis=0), x.mean(axis=1)
+
+
+def sums(x):
+    return x.sum(), x.sum(axis=0), x.sum(axis=1, keepdims=True)
+
+
+def products(x):
+    return x.prod(), x.prod(axis=0)
+
+
+def to_other_float(x):
+    return x.astype(np.float64 if x.dtype == np.float32 else np.float32)
+
+
+def _zeros(dtype, *signs) -> np.ndarray:
+    return np.array([-0.0 if s == "-" else 0.0 for s in signs], dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_binary_ops_on_zeros(dtype):
+    neg, pos = _zeros(dtype, "-", "-", "+", "+"), _zeros(dtype, "-", "+", "-", "+")
+    mixed = np.array([-0.0, 0.0, 2.0, -2.0], dtype)
+    for fn, calls in [
+        (times_negative_zero, [(mixed,)]),
+        (add, [(neg, pos)]),
+        (subtract, [(neg, pos)]),
+        (maximum, [(neg, pos), (pos, neg)]),  # ties give the second operand
+        (minimum, [(neg, pos), (pos, neg)]),
+        (where, [(np.array([True, False, True, False]), neg, pos)]),
+    ]:
+        compiled = check(fn, [*calls, *calls])
+        assert pyfront.explain(compiled).compiled_calls > 0, fn.__name__
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_reductions_contractions_and_casts_of_zeros(dtype):
+    zeros = np.full((3, 4), -0.0, dtype)
+    ones = np.ones((4, 2), dtype)
+    for fn, args in [
+        (sums, (zeros,)),  # NumPy starts from its identity +0.0: +0.0 + -0.0 is +0.0
+        (means, (zeros,)),
+        (products, (zeros[:, :3].copy(),)),  # (-0)^3 is -0.0
+        (matmul, (zeros, ones)),
+        (matmul, (-ones.T.copy(), np.zeros((4, 3), dtype))),
+        (to_other_float, (zeros,)),
+    ]:
+        compiled = check(fn, [args, args])
+        assert pyfront.explain(compiled).compiled_calls > 0, fn.__name__
+
+
+def arctan2(y, x):
+    return np.arctan2(y, x)
+
+
+def test_arctan2_of_zeros_and_infinities():
+    """atan2 has y's sign; (+-0, +-0) and (+-inf, +-inf) have exact angles (IREE's atan2 gives NaN)."""
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -2.5], np.float32)
+    y, x = np.repeat(edges, len(edges)), np.tile(edges, len(edges))
+    compiled = check(arctan2, [(y, x), (y, x), (x, y)])
+    assert pyfront.explain(compiled).compiled_calls > 0
