@@ -336,3 +336,76 @@ func.func @many(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3:
   return %e0, %e1, %e2, %e3, %e4, %e5, %e6, %e7, %e8, %e9, %e10, %e11, %e12, %e13, %e14, %e15, %e16 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+
+// -----
+
+/// Slices of a checked value pass its taint on when together (with its readers
+/// that keep NaN/inf) they read all of it: the slice of the taint is the taint
+/// of the slice, so the matmul needs no check and no barrier (an LSTM's gates);
+/// the tanh of each slice passes the taint on, and the returned values are
+/// checked.
+
+// CHECK-LABEL: func.func @gates_cover
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         %[[M:[a-z0-9_]+]] = "pyfront.matmul"
+// CHECK-NEXT:    %[[A:[a-z0-9_]+]] = "pyfront.slice"(%[[M]])
+// CHECK-NEXT:    %[[B:[a-z0-9_]+]] = "pyfront.slice"(%[[M]])
+// CHECK-NEXT:    %[[TA:[a-z0-9_]+]] = "pyfront.tanh"(%[[A]])
+// CHECK-NEXT:    %[[DA:[a-z0-9_]+]] = "pyfront.subtract"(%[[A]], %[[A]])
+// CHECK-NEXT:    %[[RA:[a-z0-9_]+]] = "pyfront.subtract"(%[[TA]], %[[DA]])
+// CHECK-NEXT:    %[[TB:[a-z0-9_]+]] = "pyfront.tanh"(%[[B]])
+// CHECK-NEXT:    %[[DB:[a-z0-9_]+]] = "pyfront.subtract"(%[[B]], %[[B]])
+// CHECK-NEXT:    %[[RB:[a-z0-9_]+]] = "pyfront.subtract"(%[[TB]], %[[DB]])
+// CHECK-NOT:     ins(%[[M]]
+// CHECK:         linalg.generic {{.*}} ins(%[[RA]] : tensor<8x2xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[RB]] : tensor<8x4xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow or invalid value in matmul", site = "m.py:1:8"}
+// CHECK:         return %[[RA]], %[[RB]]
+func.func @gates_cover(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> (tensor<8x2xf32>, tensor<8x4xf32>) {
+  %m = "pyfront.matmul"(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc("m.py":1:8)
+  %a = "pyfront.slice"(%m) {offsets = array<i64: 0, 0>, sizes = array<i64: 8, 2>, strides = array<i64: 1, 1>} : (tensor<8x6xf32>) -> tensor<8x2xf32> loc("m.py":2:8)
+  %b = "pyfront.slice"(%m) {offsets = array<i64: 0, 2>, sizes = array<i64: 8, 4>, strides = array<i64: 1, 1>} : (tensor<8x6xf32>) -> tensor<8x4xf32> loc("m.py":3:8)
+  %ta = "pyfront.tanh"(%a) : (tensor<8x2xf32>) -> tensor<8x2xf32> loc("m.py":4:8)
+  %tb = "pyfront.tanh"(%b) : (tensor<8x4xf32>) -> tensor<8x4xf32> loc("m.py":5:8)
+  return %ta, %tb : tensor<8x2xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+/// Column 2 is read by no slice: a NaN there would vanish, so the matmul's
+/// result is checked (behind the barrier) and the slices carry nothing.
+
+// CHECK-LABEL: func.func @gates_leave_a_column
+// CHECK:         %[[M:[a-z0-9_]+]] = "pyfront.matmul"
+// CHECK-NEXT:    %[[MB:.*]] = util.optimization_barrier %[[M]] : tensor<8x6xf32>
+// CHECK-NOT:     "pyfront.subtract"
+// CHECK:         linalg.generic {{.*}} ins(%[[MB]] : tensor<8x6xf32>)
+// CHECK:         "pyfront.guard"
+func.func @gates_leave_a_column(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> (tensor<8x2xf32>, tensor<8x3xf32>) {
+  %m = "pyfront.matmul"(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc("m.py":1:8)
+  %a = "pyfront.slice"(%m) {offsets = array<i64: 0, 0>, sizes = array<i64: 8, 2>, strides = array<i64: 1, 1>} : (tensor<8x6xf32>) -> tensor<8x2xf32> loc("m.py":2:8)
+  %b = "pyfront.slice"(%m) {offsets = array<i64: 0, 3>, sizes = array<i64: 8, 3>, strides = array<i64: 1, 1>} : (tensor<8x6xf32>) -> tensor<8x3xf32> loc("m.py":3:8)
+  %ta = "pyfront.tanh"(%a) : (tensor<8x2xf32>) -> tensor<8x2xf32> loc("m.py":4:8)
+  %tb = "pyfront.tanh"(%b) : (tensor<8x3xf32>) -> tensor<8x3xf32> loc("m.py":5:8)
+  return %ta, %tb : tensor<8x2xf32>, tensor<8x3xf32>
+}
+
+// -----
+
+/// Strided slices count as reading nothing (their elements are no box), even
+/// where together they read every element.
+
+// CHECK-LABEL: func.func @strided_halves
+// CHECK:         %[[M:[a-z0-9_]+]] = "pyfront.matmul"
+// CHECK-NEXT:    %[[MB:.*]] = util.optimization_barrier %[[M]] : tensor<8x6xf32>
+// CHECK-NOT:     "pyfront.subtract"
+// CHECK:         linalg.generic {{.*}} ins(%[[MB]] : tensor<8x6xf32>)
+// CHECK:         "pyfront.guard"
+func.func @strided_halves(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> (tensor<8x3xf32>, tensor<8x3xf32>) {
+  %m = "pyfront.matmul"(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc("m.py":1:8)
+  %a = "pyfront.slice"(%m) {offsets = array<i64: 0, 0>, sizes = array<i64: 8, 3>, strides = array<i64: 1, 2>} : (tensor<8x6xf32>) -> tensor<8x3xf32> loc("m.py":2:8)
+  %b = "pyfront.slice"(%m) {offsets = array<i64: 0, 1>, sizes = array<i64: 8, 3>, strides = array<i64: 1, 2>} : (tensor<8x6xf32>) -> tensor<8x3xf32> loc("m.py":3:8)
+  %ta = "pyfront.tanh"(%a) : (tensor<8x3xf32>) -> tensor<8x3xf32> loc("m.py":4:8)
+  %tb = "pyfront.tanh"(%b) : (tensor<8x3xf32>) -> tensor<8x3xf32> loc("m.py":5:8)
+  return %ta, %tb : tensor<8x3xf32>, tensor<8x3xf32>
+}

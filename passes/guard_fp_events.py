@@ -26,8 +26,10 @@ operands are finite constants: its result r becomes `r - (v - v)` for each
 tainted operand v of its dtype, r bit for bit where v is finite and NaN where
 v is not (`_forward`). The value an event could have tainted is checked for
 all-finite only where it could stop showing it: as an operand of another op
-that does not keep NaN/inf (comparisons, slices, reductions, casts to int,
-other dtypes), of any non-primitive op, of the function's return or a region's
+that does not keep NaN/inf (comparisons, reductions, casts to int, other
+dtypes, slices unless its slices and other readers together read all of it:
+then each slice is tainted, the slice of the taint; `_slices_cover`), of any
+non-primitive op, of the function's return or a region's
 yield, when nothing uses it, and before a loop or branch. Float-to-int casts
 check their operand's range (NaN, inf or out of range is NumPy's invalid
 cast). A non-finite value the inputs already held fails the check too: a
@@ -154,7 +156,8 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
             check_operands(op)
             continue
         result = op.results[0]
-        keeps = prim.keeps_nonfinite and _is_float(result) and 0 not in shape_of(result.type)
+        keeps = ((prim.keeps_nonfinite or (prim.name == "slice" and _slices_cover(op.operands[0], block)))
+                 and _is_float(result) and 0 not in shape_of(result.type))
         sources = []
         if keeps:
             for v in op.operands:
@@ -195,6 +198,49 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
                 GUARD.build([ok], [], kind=KIND, reason=_reason(sources), site=sources[0].site)
             return []
     return flags
+
+
+def _slices_cover(value: ir.Value, block: ir.Block) -> bool:
+    """Every element of `value` reaches the result of one of its readers in `block` that keeps
+    NaN/inf: an op with `keeps_nonfinite` (all of it), or a slice (its box of it).
+
+    Then each slice of a tainted `value` passes the taint on, as the slice of the
+    taint: a NaN or inf anywhere in `value` shows in some reader's result, which
+    is tracked from there, so `value` needs no check of its own (an LSTM's gates
+    are slices of one matmul's result; a check of that result made IREE write it
+    out behind a barrier and keep every step's copy for the reduction). Strided
+    slices (step > 1) count for nothing: their elements are no box.
+    """
+    shape = shape_of(value.type)
+    if None in shape or 0 in shape:
+        return False
+    boxes = []
+    for use in value.uses:
+        reader = use.owner.operation
+        prim = by_op_name(reader.name)
+        if prim is None or reader.block != block:
+            continue
+        if prim.keeps_nonfinite and _is_float(reader.results[0]) and 0 not in shape_of(reader.results[0].type):
+            return True
+        if prim.name == "slice":
+            sizes = shape_of(reader.results[0].type)
+            offsets, strides = (ir.DenseI64ArrayAttr(reader.attributes[a]) for a in ("offsets", "strides"))
+            if None not in sizes and all(st == 1 or n == 1 for n, st in zip(sizes, strides)):
+                boxes.append([(o, o + n) for o, n in zip(offsets, sizes)])
+    return _boxes_cover(boxes, shape)
+
+
+def _boxes_cover(boxes: list[list[tuple[int, int]]], shape: tuple[int, ...]) -> bool:
+    """The union of `boxes` (half-open [start, end) per dim) is all of `shape`.
+
+    Exact, on the grid the boxes' bounds cut the shape into: each cell lies
+    wholly inside or outside each box, so checking one corner per cell is enough.
+    """
+    cuts = [sorted({0, d, *(b for box in boxes for b in box[i])}) for i, d in enumerate(shape)]
+    covered = np.zeros([len(c) - 1 for c in cuts], dtype=bool)
+    for box in boxes:
+        covered[tuple(slice(c.index(lo), c.index(hi)) for c, (lo, hi) in zip(cuts, box))] = True
+    return bool(covered.all())
 
 
 def _forwardable(op: ir.Operation, result: ir.Value, tainted: Tainted) -> list[ir.Value]:

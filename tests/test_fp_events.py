@@ -342,3 +342,32 @@ def test_minus_inf_mask_on_a_matmul_runs_compiled_after_one_relaxation():
     compiled = check(masked_scores, [(q, k, mask)] * 5)  # exp(-inf) fails the deferred check, as above
     report = pyfront.explain(compiled)
     assert report.deopts == 1 and report.compiled_calls == 3, str(report)
+
+
+def gates(x, w):
+    z = x @ w  # not checked itself: its slices read all of it and carry its taint on
+    i = 1.0 / (1.0 + np.exp(-z[:, :2]))  # 1 / (1 + inf) is 0: hides exp's overflow
+    g = np.tanh(z[:, 2:])  # tanh(inf) is 1: hides the matmul's
+    return i * g
+
+
+def gates_skipping_column_2(x, w):
+    z = x @ w  # checked: no slice reads column 2
+    return np.tanh(z[:, :2]), np.tanh(z[:, 3:])
+
+
+GATE_CASES = {
+    "overflow in a gate's exp": (gates, 0, -1e3),
+    "overflow in the matmul under tanh": (gates, 3, 1e308),
+    "overflow in the matmul where no slice reads": (gates_skipping_column_2, 2, 1e308),
+}
+
+
+@pytest.mark.parametrize("fn, column, value", GATE_CASES.values(), ids=GATE_CASES.keys())
+def test_slices_of_a_matmul_result_pass_its_taint_on_where_they_read_all_of_it(fn, column, value):
+    rng = np.random.default_rng(5)
+    x, w = np.abs(rng.standard_normal((4, 3))) + 1.0, rng.standard_normal((3, 4))
+    big = w.copy()
+    big[:, column] = value  # only that column of z sees the event
+    with np.errstate(all="warn", under="ignore"):
+        assert_deopted_and_ran_compiled(check(fn, calls_of((x, w), (x, big))))
