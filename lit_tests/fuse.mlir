@@ -65,6 +65,7 @@ func.func @tanh_then_matmul(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<
 // CHECK:         linalg.generic
 // CHECK-NOT:       math.exp
 // CHECK:           math.tanh
+// CHECK-NEXT:      arith.select
 // CHECK-NEXT:      arith.addf
 // CHECK-NOT:     linalg.generic
 func.func @two_uses(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
