@@ -2,12 +2,14 @@
 
     python bench/ablation.py [--repeats N] [--calls N]
 
-Two workloads in plain NumPy:
+Three workloads in plain NumPy:
 - lstm: an LSTM over a fixed-length sequence (T=16, batch 8, 32 -> 64 units),
   `for t in range(T)` over the time steps, returning the last h and c;
 - mlp_step: one training step of a 2-layer MLP (64 -> 128 -> 10, batch 32,
   softmax cross-entropy), manual backprop, SGD update of the model object's
-  attributes (deferred stores committed by the runtime).
+  attributes (deferred stores committed by the runtime);
+- mlp_step_784x1024: the same step with 784 -> 1024 -> 10 (3.2 MB of
+  parameters read and written every call).
 Configurations, each adding to the previous one: the interpreter (NumPy),
 compiled with no optional passes (only the required lowerings) and every
 result copied out, +unroll, +specialize (with hoist-entry-guards),
@@ -16,11 +18,13 @@ IREE's buffers, see runtime/iree_backend.py), +bind-result-storage (the default
 configuration: state results are written into the buffers of the values they
 displace, see passes/bind_result_storage.py), +fuse (not in the default: see
 passes/pipeline.py). A
-configuration IREE cannot compile is reported as such in the table. Each configuration is compiled, warmed
-up, then timed: `--repeats` samples of `--calls` calls each; the table shows
-the median time per call and its ratio to the interpreter's median, all
-measured in this one run on this machine. Every compiled result is checked
-against the interpreter before timing.
+configuration IREE cannot compile is reported as such in the table. Each
+configuration is compiled and warmed up, then timed: `--repeats` rounds, each
+timing `--calls` calls of every configuration in turn; the table shows the
+median time per call and its ratio to the interpreter's median, all measured
+in this one run on this machine. Every compiled result is checked
+against the interpreter before timing. Threads are pinned to one for NumPy's
+BLAS and IREE alike, as in `python -m bench` (bench/threads.py).
 """
 
 from __future__ import annotations
@@ -28,11 +32,18 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.threads import configure_env, configure_loaded, describe  # noqa: E402
 
-import pyfront
+configure_env(1)  # as `python -m bench` does: before NumPy loads its BLAS
+
+import numpy as np  # noqa: E402
+
+import pyfront  # noqa: E402
 from pyfront.passes.pipeline import JIT_PIPELINE, REQUIRED, WITH_FUSION
 
 T, B, D, H = 16, 8, 32, 64
@@ -55,10 +66,11 @@ def lstm(xs, h, c, W, U, b):
 
 
 class MLP:
-    def __init__(self, rng):
-        self.W1 = (rng.standard_normal((64, 128)) * 0.1).astype(np.float32)
-        self.b1 = np.zeros(128, np.float32)
-        self.W2 = (rng.standard_normal((128, 10)) * 0.1).astype(np.float32)
+    def __init__(self, rng, d: int = 64, h: int = 128):
+        scale = 1 / np.sqrt(d)
+        self.W1 = (rng.standard_normal((d, h)) * scale).astype(np.float32)
+        self.b1 = np.zeros(h, np.float32)
+        self.W2 = (rng.standard_normal((h, 10)) * 0.1).astype(np.float32)
         self.b2 = np.zeros(10, np.float32)
 
 
@@ -87,8 +99,13 @@ def workloads():
     lstm_args = (f32(T, B, D), np.zeros((B, H), np.float32), np.zeros((B, H), np.float32),
                  f32(D, 4 * H), f32(H, 4 * H), np.zeros(4 * H, np.float32))
     labels = rng.integers(0, 10, 32)
-    mlp_args = (MLP(rng), f32(32, 64), np.eye(10, dtype=np.float32)[labels])
-    return {"lstm": (lstm, lstm_args), "mlp_step": (mlp_step, mlp_args)}
+    one_hot = np.eye(10, dtype=np.float32)[labels]
+    return {
+        "lstm": (lstm, lstm_args),
+        "mlp_step": (mlp_step, (MLP(rng), f32(32, 64), one_hot)),
+        # 3.2 MB of parameters: where keeping them on the device shows.
+        "mlp_step_784x1024": (mlp_step, (MLP(rng, 784, 1024), f32(32, 784), one_hot)),
+    }
 
 
 def _pipeline(*optional: str) -> tuple[str, ...]:
@@ -115,8 +132,8 @@ def _close(a, b) -> bool:
     return np.allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def measure(fn, args, passes, device_state: bool, repeats: int, calls: int) -> float | str:
-    """Median seconds per call, or why the configuration did not compile."""
+def prepare(fn, args, passes, device_state: bool, calls: int):
+    """(callable, its own copy of the arguments), warmed up; or why the configuration did not compile."""
     if passes is None:
         run = fn
     else:
@@ -133,13 +150,20 @@ def measure(fn, args, passes, device_state: bool, repeats: int, calls: int) -> f
     args = copy.deepcopy(args)
     for _ in range(calls):  # warm-up
         run(*args)
-    samples = []
+    return run, args
+
+
+def measure(prepared: dict, repeats: int, calls: int) -> dict:
+    """Median seconds per call of each prepared configuration, sampled in turn (round robin),
+    so that a change in the machine's load affects every configuration alike."""
+    samples = {label: [] for label in prepared}
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            run(*args)
-        samples.append((time.perf_counter() - start) / calls)
-    return statistics.median(samples)
+        for label, (run, args) in prepared.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                run(*args)
+            samples[label].append((time.perf_counter() - start) / calls)
+    return {label: statistics.median(s) for label, s in samples.items()}
 
 
 def main(argv=None) -> None:
@@ -147,23 +171,26 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--calls", type=int, default=50)
     args = parser.parse_args(argv)
+    configure_loaded("pyfront", 1)
     rows = []
     for name, (fn, fn_args) in workloads().items():
-        base = None
-        for label, passes, device_state in CONFIGS:
-            t = measure(fn, fn_args, passes, device_state, args.repeats, args.calls)
-            if isinstance(t, str):
-                rows.append((name, label, t, None))
-                continue
-            base = base or t
-            rows.append((name, label, t * 1e6, base / t))
-    print(f"median of {args.repeats} samples x {args.calls} calls; speedup = interpreter median / median")
-    print(f"{'workload':<10} {'configuration':<30} {'us/call':>10} {'speedup':>8}")
+        prepared = {label: prepare(fn, fn_args, passes, device_state, args.calls)
+                    for label, passes, device_state in CONFIGS}
+        medians = measure({k: v for k, v in prepared.items() if not isinstance(v, str)}, args.repeats, args.calls)
+        base = medians["interpreter"]
+        for label, _, _ in CONFIGS:
+            if isinstance(prepared[label], str):
+                rows.append((name, label, prepared[label], None))
+            else:
+                rows.append((name, label, medians[label] * 1e6, base / medians[label]))
+    print(f"median of {args.repeats} samples x {args.calls} calls, configurations sampled in turn; "
+          f"speedup = interpreter median / median; {describe(1)}")
+    print(f"{'workload':<18} {'configuration':<30} {'us/call':>10} {'speedup':>8}")
     for name, label, us, ratio in rows:
         if ratio is None:
-            print(f"{name:<10} {label:<30} {us}")
+            print(f"{name:<18} {label:<30} {us}")
         else:
-            print(f"{name:<10} {label:<30} {us:>10.1f} {ratio:>7.2f}x")
+            print(f"{name:<18} {label:<30} {us:>10.1f} {ratio:>7.2f}x")
 
 
 if __name__ == "__main__":
