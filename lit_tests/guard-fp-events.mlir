@@ -409,3 +409,29 @@ func.func @strided_halves(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> (tensor<8
   %tb = "pyfront.tanh"(%b) : (tensor<8x3xf32>) -> tensor<8x3xf32> loc("m.py":5:8)
   return %ta, %tb : tensor<8x3xf32>, tensor<8x3xf32>
 }
+
+// -----
+
+/// A value some reader keeps all of (the next matmul) needs no check where
+/// another reader would hide a NaN/inf (the comparison, an MLP's `h > 0`):
+/// the matmul's result carries the taint and is checked; no barrier on `h`.
+
+// CHECK-LABEL: func.func @relu_read_by_matmul_and_compare
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         %[[MAX:[a-z0-9_]+]] = "pyfront.maximum"
+// CHECK-NEXT:    %[[D:[a-z0-9_]+]] = "pyfront.subtract"
+// CHECK-NEXT:    %[[H:[a-z0-9_]+]] = "pyfront.subtract"(%[[MAX]], %[[D]])
+// CHECK-NEXT:    %[[Y:[a-z0-9_]+]] = "pyfront.matmul"(%[[H]], %{{.*}})
+// CHECK-NEXT:    "pyfront.greater"(%[[H]], %{{.*}})
+// CHECK-NOT:     ins(%[[H]]
+// CHECK:         linalg.generic {{.*}} ins(%[[Y]] : tensor<8x3xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow or invalid value in matmul; or overflow or invalid value in matmul at m.py:3:8", site = "m.py:1:8"}
+// CHECK-NOT:     "pyfront.guard"
+func.func @relu_read_by_matmul_and_compare(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %v: tensor<6x3xf32>) -> (tensor<8x3xf32>, tensor<8x6xi1>) {
+  %m = "pyfront.matmul"(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc("m.py":1:8)
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %h = "pyfront.maximum"(%m, %zero) : (tensor<8x6xf32>, tensor<f32>) -> tensor<8x6xf32> loc("m.py":2:8)
+  %y = "pyfront.matmul"(%h, %v) : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32> loc("m.py":3:8)
+  %c = "pyfront.greater"(%h, %zero) : (tensor<8x6xf32>, tensor<f32>) -> tensor<8x6xi1> loc("m.py":4:8)
+  return %y, %c : tensor<8x3xf32>, tensor<8x6xi1>
+}

@@ -27,9 +27,9 @@ tainted operand v of its dtype, r bit for bit where v is finite and NaN where
 v is not (`_forward`). The value an event could have tainted is checked for
 all-finite only where it could stop showing it: as an operand of another op
 that does not keep NaN/inf (comparisons, reductions, casts to int, other
-dtypes, slices unless its slices and other readers together read all of it:
-then each slice is tainted, the slice of the taint; `_slices_cover`), of any
-non-primitive op, of the function's return or a region's
+dtypes, slices), unless its readers that keep NaN/inf and its slices
+together read all of it (then each slice is tainted, the slice of the taint:
+`_readers_keep_all`), of any non-primitive op, of the function's return or a region's
 yield, when nothing uses it, and before a loop or branch. Float-to-int casts
 check their operand's range (NaN, inf or out of range is NumPy's invalid
 cast). A non-finite value the inputs already held fails the check too: a
@@ -125,7 +125,8 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
     Walks the block in order, tracking which values an event would have made
     non-finite (`tainted`, shared with nested regions). A tainted value is
     checked where it could stop showing the event: as an operand of an op that
-    does not keep NaN/inf (`Primitive.keeps_nonfinite`), of a non-primitive or
+    does not keep NaN/inf (`Primitive.keeps_nonfinite`) unless other readers
+    keep all of it (`_readers_keep_all`), of a non-primitive or
     region op, of the terminator, or when nothing uses it. With `per_op`, each
     op is checked by its own `FpEvents.detect` rule instead. With `guard`, each
     flag is guarded there (and nothing is returned). Region ops are rebuilt to
@@ -135,9 +136,9 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
     flags: list[Flag] = []
     ops = list(block.operations)
 
-    def check_operands(op: ir.Operation) -> None:
+    def check_operands(op: ir.Operation, unless_kept: bool = False) -> None:
         for v in op.operands:
-            if v in tainted:
+            if v in tainted and not (unless_kept and _readers_keep_all(v, block)):
                 checks.append(_Check("nonfinite", [v], shape_of(v.type), tainted.pop(v)))
 
     for op in ops[:-1]:  # the last op is the terminator
@@ -156,7 +157,7 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
             check_operands(op)
             continue
         result = op.results[0]
-        keeps = ((prim.keeps_nonfinite or (prim.name == "slice" and _slices_cover(op.operands[0], block)))
+        keeps = ((prim.keeps_nonfinite or (prim.name == "slice" and _readers_keep_all(op.operands[0], block)))
                  and _is_float(result) and 0 not in shape_of(result.type))
         sources = []
         if keeps:
@@ -166,7 +167,7 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
             forwarded = [] if per_op else _forwardable(op, result, tainted)
             for v in forwarded:
                 sources += tainted.pop(v)
-            check_operands(op)
+            check_operands(op, unless_kept=True)
             if forwarded:
                 with ir.InsertionPoint.after(op), op.location:
                     result = _forward(result, forwarded)
@@ -200,16 +201,19 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
     return flags
 
 
-def _slices_cover(value: ir.Value, block: ir.Block) -> bool:
+def _readers_keep_all(value: ir.Value, block: ir.Block) -> bool:
     """Every element of `value` reaches the result of one of its readers in `block` that keeps
     NaN/inf: an op with `keeps_nonfinite` (all of it), or a slice (its box of it).
 
     Then each slice of a tainted `value` passes the taint on, as the slice of the
-    taint: a NaN or inf anywhere in `value` shows in some reader's result, which
-    is tracked from there, so `value` needs no check of its own (an LSTM's gates
-    are slices of one matmul's result; a check of that result made IREE write it
-    out behind a barrier and keep every step's copy for the reduction). Strided
-    slices (step > 1) count for nothing: their elements are no box.
+    taint, and its other readers (a comparison, a max, ...) need no check of it:
+    a NaN or inf anywhere in `value` shows in some reader's result, which is
+    tracked from there until it is checked or carried on (a value leaves
+    `tainted` only so). An LSTM's gates are slices of one matmul's result, and
+    an MLP's ReLU output is read by the next matmul and by `h > 0`: a check of
+    such a value made IREE write it out behind a barrier (and, unrolled, keep
+    every step's copy for the reduction), 1.8x the LSTM's time. Strided slices
+    (step > 1) count for nothing: their elements are no box.
     """
     shape = shape_of(value.type)
     if None in shape or 0 in shape:

@@ -371,3 +371,16 @@ def test_slices_of_a_matmul_result_pass_its_taint_on_where_they_read_all_of_it(f
     big[:, column] = value  # only that column of z sees the event
     with np.errstate(all="warn", under="ignore"):
         assert_deopted_and_ran_compiled(check(fn, calls_of((x, w), (x, big))))
+
+
+def relu_then_matmul_and_mask(x, w, v):
+    h = np.maximum(x @ w, 0.0)  # not checked: h @ v keeps all of it, and is checked
+    return h @ v, h > 0.0
+
+
+def test_a_value_the_next_matmul_keeps_is_not_checked_where_a_comparison_reads_it():
+    rng = np.random.default_rng(6)
+    x, w, v = rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), rng.standard_normal((5, 2))
+    with np.errstate(all="warn", under="ignore"):
+        compiled = check(relu_then_matmul_and_mask, calls_of((x, w, v), (np.abs(x) + 1.0, np.full((3, 5), 1e308), v)))
+    assert_deopted_and_ran_compiled(compiled)
