@@ -158,7 +158,7 @@ SPECIAL_OK = {
     *("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder"),
     *("maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater"),
     *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "sqrt"),
-    *("max", "min", "argmax", "argmin", "where"),
+    *("max", "min", "argmax", "argmin", "where", "zero_signs_agree"),
     *("exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2"),
 }  # not power: IREE's powf differs at NaN, inf and zero or negative bases (the front end's fp guards deopt)
 ALL_PAIRS = [(len(SPECIALS), 1), (1, len(SPECIALS))]  # every pair of special values
@@ -230,6 +230,12 @@ SPECS: dict[str, list[Spec]] = {
     "concatenate_grad": [_spec([(6, 4), (1, 4), (2, 4), (3, 4)], "one", axis=0, index=1)],
 }
 SPECS["argmin"] = SPECS["argmax"]
+SPECS["zero_signs_agree"] = [
+    _spec([(3, 4, 5)], kind="max", axes=(1,)),
+    _spec([(6,)], "one", kind="min", axes=(0,)),
+    _spec([(4, 6)], "special", kind="max", axes=(1,)),
+    _spec([(4, 6)], "special", kind="min", axes=(0, 1)),
+]
 
 
 def _specs(prim) -> list[Spec]:

@@ -172,3 +172,73 @@ def test_arctan2_of_zeros_and_infinities():
     y, x = np.repeat(edges, len(edges)), np.tile(edges, len(edges))
     compiled = check(arctan2, [(y, x), (y, x), (x, y)])
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+# max/min over slices holding both zeros -------------------------------------
+# NumPy's sign for such a zero depends on element order and SIMD lanes, so
+# compiled code guards against it (`zero_signs_agree`) and the interpreter answers.
+
+
+def extrema(x):
+    return (x.max(), x.min(), np.max(x, axis=0), np.amin(x, axis=1, keepdims=True),
+            np.amax(x, axis=(0, 1), keepdims=True), x.min(axis=-1))
+
+
+def _mixed_zero_slices(dtype: np.dtype) -> list[np.ndarray]:
+    """Arrays where some slice of `extrema` has a zero extreme and holds +0.0 and -0.0."""
+    pz, nz = 0.0, -0.0
+    return [np.array(rows, dtype) for rows in (
+        [[pz, nz], [nz, pz]],                # every reduction ties
+        [[nz, pz], [-1.0, -2.0]],            # only row 0 (and the full max) ties on max
+        [[1.0, 2.0], [nz, pz]],              # only row 1 ties on min
+        [[-1.0, pz], [-3.0, nz]],            # axis-0 max of column 1 ties
+    )]
+
+
+def _agreeing_zero_slices(dtype: np.dtype) -> list[np.ndarray]:
+    """Arrays whose zeros never tie at an extreme: one sign per slice, or a nonzero extreme (or NaN)."""
+    pz, nz = 0.0, -0.0
+    return [np.array(rows, dtype) for rows in (
+        [[nz, nz], [nz, nz]],                # all -0.0
+        [[pz, pz], [pz, pz]],                # all +0.0
+        [[nz, 5.0], [-5.0, pz]],             # both zeros only where the extreme is +-5
+        [[1.0, 2.0], [3.0, 4.0]],
+    )]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("index", range(4))
+def test_extrema_over_mixed_zeros_deopt_to_numpys_answer(dtype, index):
+    plain = np.array([[1.0, 2.0], [3.0, 4.0]], dtype)
+    mixed = _mixed_zero_slices(dtype)[index]
+    compiled = check(extrema, [(plain,), (plain,), (mixed,), (plain,)])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 1 and report.compiled_calls == 2
+    assert "holding both +0.0 and -0.0" in str(report)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_extrema_without_mixed_zero_ties_run_compiled(dtype):
+    calls = [(x,) for x in _agreeing_zero_slices(dtype)]
+    compiled = check(extrema, [calls[0], *calls])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 0 and report.compiled_calls == len(calls)
+
+
+def extremum_beyond_zero(x):
+    return x.max(axis=1), x.min(axis=1)
+
+
+def test_zeros_of_both_signs_below_the_max_or_next_to_nan_run_compiled():
+    """Both zeros in a slice are fine where the extreme is not zero (a positive max, a NaN)."""
+    x = np.array([[0.0, -0.0, 1.0, -1.0], [-0.0, np.nan, 0.0, 2.0], [0.0, -0.0, 3.0, -4.0]], np.float32)
+    compiled = check(extremum_beyond_zero, [(x,), (x,)])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 0 and report.compiled_calls == 1
+
+
+def test_int_extrema_need_no_zero_sign_guard():
+    x = np.array([[0, -1], [2, 0]], np.int32)
+    compiled = check(extrema, [(x,), (x,)])
+    assert pyfront.explain(compiled).compiled_calls == 1
+    assert "+0.0" not in str(pyfront.explain(compiled))
