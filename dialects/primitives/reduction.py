@@ -187,9 +187,8 @@ TIE = NEGATIVE_ZERO | POSITIVE_ZERO
 
 
 def _lower_zero_signs_agree(view, x: ir.Value) -> ir.Value:
-    dtype = tensor_dtype(x.type)
-    bits = ir.IntegerType.get_signless(dtype.itemsize * 8)  # as wide as the float: both vectorize alike
-    code_dtype = np.dtype(f"int{dtype.itemsize * 8}")
+    # 32-bit codes and no bitcast: IREE's SPIR-V (Vulkan) target cannot bitcast f64 to i64.
+    bits, code_dtype = ir.IntegerType.get_signless(32), np.dtype(np.int32)
     out_sizes = reduced_shape(emit.dims(x), axes=view.axes, keepdims=False)
     beyond = arith.CmpFPredicate.UGT if view.kind == "max" else arith.CmpFPredicate.ULT  # U: NaN counts
 
@@ -197,7 +196,8 @@ def _lower_zero_signs_agree(view, x: ir.Value) -> ir.Value:
         value, seen = a
         c = functools.partial(arith.constant, bits)
         zero = arith.constant(value.type, 0.0)
-        negative = arith.cmpi(arith.CmpIPredicate.slt, arith.bitcast(bits, value), c(0))
+        # The sign of a zero: 1 / -0.0 is -inf. Only read where value == 0.
+        negative = arith.cmpf(arith.CmpFPredicate.OLT, arith.divf(arith.constant(value.type, 1.0), value), zero)
         zero_code = arith.select(negative, c(NEGATIVE_ZERO), c(POSITIVE_ZERO))
         other = arith.select(arith.cmpf(beyond, value, zero), c(BEYOND_ZERO), c(0))
         this = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, value, zero), zero_code, other)
@@ -226,6 +226,7 @@ primitive(
     params=(Attr("kind", "str", "max or min"), Attr("axes", "i64s", "reduced axes, sorted and non-negative")),
     operand_rule=lambda d, kind, **_: (None if d.kind == "f" and kind in ("max", "min")
                                        else "zero_signs_agree needs a float operand and kind max or min"),
+    vjp=NotDifferentiable("a guard's condition"),
 )
 
 
