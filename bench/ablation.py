@@ -132,12 +132,12 @@ def _close(a, b) -> bool:
     return np.allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def prepare(fn, args, passes, device_state: bool, calls: int):
+def prepare(fn, args, passes, device_state: bool, calls: int, backend: str):
     """(callable, its own copy of the arguments), warmed up; or why the configuration did not compile."""
     if passes is None:
         run = fn
     else:
-        run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state)
+        run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state, backend=backend)
         expected = fn(*copy.deepcopy(args))
         for _ in range(3):
             got = run(*copy.deepcopy(args))
@@ -170,11 +170,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--backend", default=pyfront.Config().backend,
+                        help="pyfront backend (default: pyfront's, i.e. PYFRONT_BACKEND or cpu)")
     args = parser.parse_args(argv)
     configure_loaded("pyfront", 1)
     rows = []
     for name, (fn, fn_args) in workloads().items():
-        prepared = {label: prepare(fn, fn_args, passes, device_state, args.calls)
+        prepared = {label: prepare(fn, fn_args, passes, device_state, args.calls, args.backend)
                     for label, passes, device_state in CONFIGS}
         medians = measure({k: v for k, v in prepared.items() if not isinstance(v, str)}, args.repeats, args.calls)
         base = medians["interpreter"]
@@ -184,7 +186,7 @@ def main(argv=None) -> None:
             else:
                 rows.append((name, label, medians[label] * 1e6, base / medians[label]))
     print(f"median of {args.repeats} samples x {args.calls} calls, configurations sampled in turn; "
-          f"speedup = interpreter median / median; {describe(1)}")
+          f"speedup = interpreter median / median; backend {args.backend!r}; {describe(1)}")
     print(f"{'workload':<18} {'configuration':<30} {'us/call':>10} {'speedup':>8}")
     for name, label, us, ratio in rows:
         if ratio is None:

@@ -2,7 +2,7 @@
 
     PYFRONT_PROFILE_CALLS   interpreter runs profiled before compiling (default 2)
     PYFRONT_MAX_VARIANTS    compiled variants kept per function (default 8)
-    PYFRONT_BACKEND         default backend (default "cpu")
+    PYFRONT_BACKEND         default backend (default "cpu-sync": see README, Backends)
     PYFRONT_DISABLE         "1" runs every call in the interpreter
     PYFRONT_DUMP_DIR        a folder: the IR after each pipeline stage is written there
                             (see runtime/jit.py and docs/compile.md)
@@ -39,7 +39,7 @@ def _env_int(name: str, default: int) -> int:
 class Config:
     profile_calls: int = field(default_factory=lambda: _env_int("PYFRONT_PROFILE_CALLS", 2))
     max_variants: int = field(default_factory=lambda: _env_int("PYFRONT_MAX_VARIANTS", 8))
-    backend: str = field(default_factory=lambda: os.environ.get("PYFRONT_BACKEND", "cpu"))
+    backend: str = field(default_factory=lambda: os.environ.get("PYFRONT_BACKEND", "cpu-sync"))
     disabled: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DISABLE", "") == "1")
     passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
     device_state: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DEVICE_STATE", "1") != "0")

@@ -97,8 +97,9 @@ def model_args(n: int = 4):
     return lambda: (Model(n), np.linspace(-1, 1, n))
 
 
-def resident(array: np.ndarray, backend: str = "cpu") -> bool:
-    """Whether `array` is in its device's table of resident arrays (white box)."""
+def resident(array: np.ndarray, backend: str | None = None) -> bool:
+    """Whether `array` is in its device's table of resident arrays (white box); default: pyfront's backend."""
+    backend = backend or pyfront.Config().backend
     entry = iree_backend._runtime(iree_backend.get_backend(backend)).resident.get(id(array))
     return entry is not None and entry() is array
 
