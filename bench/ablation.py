@@ -12,7 +12,7 @@ Three workloads in plain NumPy:
   parameters read and written every call).
 Configurations, each adding to the previous one: the interpreter (NumPy),
 compiled with no optional passes (only the required lowerings) and every
-result copied out, +unroll, +specialize (with hoist-entry-guards),
+result copied out, +unroll, +specialize (with hoist-entry-guards and refine-static-dims),
 +canonicalize and cse, +device-resident state (committed arrays stay in
 IREE's buffers, see runtime/iree_backend.py), +bind-result-storage (the default
 configuration: state results are written into the buffers of the values they
@@ -112,13 +112,13 @@ def _pipeline(*optional: str) -> tuple[str, ...]:
     return tuple(p for p in WITH_FUSION if p in REQUIRED or p in optional)
 
 
-_CLEANED = _pipeline("unroll", "specialize", "hoist-entry-guards", "canonicalize", "cse")
+_CLEANED = _pipeline("unroll", "specialize", "hoist-entry-guards", "refine-static-dims", "canonicalize", "cse")
 # (label, passes or None for the interpreter, device-resident state)
 CONFIGS = [
     ("interpreter", None, False),
     ("compiled, no optional passes", _pipeline(), False),
     ("+unroll", _pipeline("unroll"), False),
-    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards"), False),
+    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards", "refine-static-dims"), False),
     ("+canonicalize, cse", _CLEANED, False),
     ("+device state", _CLEANED, True),
     ("+result storage (default)", JIT_PIPELINE, True),
