@@ -376,13 +376,27 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
     if kind in ("max", "min", "argmax", "argmin") and any(t.shape[a] == 0 for a in axes):
         raise Unsupported(f"{kind} of an empty axis raises ValueError")
     result = get(kind).build([operand.value], axes=axes, keepdims=bool(keepdims))
-    if kind in ("max", "min") and operand.dtype.kind == "f" and _at_function_level():
+    if kind in ("max", "min") and operand.dtype.kind == "f":
         # Where a slice's extreme is zero and it holds both +0.0 and -0.0, NumPy's sign depends on order.
-        # KNOWN GAP: inside loops and branches on computed values this is not checked yet (guards
-        # there need their flags carried out of the region, as guard-fp-events does).
-        guard(get("zero_signs_agree").build([operand.value], kind=kind, axes=axes), "value",
-              f"{kind} over a slice holding both +0.0 and -0.0: NumPy's choice depends on order")
+        agree = get("zero_signs_agree").build([operand.value], kind=kind, axes=axes)
+        if _at_function_level():
+            guard(agree, "value", f"{kind} over a slice holding both +0.0 and -0.0: NumPy's choice depends on order")
+        else:
+            result = _nan_unless(agree, result)
     return astype(Tensor(result, pytype), out_dtype, pytype)
+
+
+def _nan_unless(ok: ir.Value, value: ir.Value) -> ir.Value:
+    """`value` where the 0-d `ok` holds, NaN where not, made by an IEEE invalid operation (0 / 0).
+
+    Inside loops and branches, where guards cannot go yet, guard-fp-events then
+    checks the NaN like any event's and carries the check out of the region: the
+    call deopts before the value could be seen. `value - 0/1` is `value` bit for
+    bit (-0.0 - +0.0 is -0.0).
+    """
+    dtype = Tensor(value, np.ndarray).dtype
+    zero_or_nan = get("true_divide").build([emit.dense(np.zeros((), dtype)), astype(Tensor(ok, np.ndarray), dtype).value])
+    return get("subtract").build([value, zero_or_nan])
 
 
 # Shapes and views ----------------------------------------------------------------

@@ -242,3 +242,20 @@ def test_int_extrema_need_no_zero_sign_guard():
     compiled = check(extrema, [(x,), (x,)])
     assert pyfront.explain(compiled).compiled_calls == 1
     assert "+0.0" not in str(pyfront.explain(compiled))
+
+
+def extrema_in_a_loop(x, n):
+    """A tensor-only range loop: its body is a region, where the tie becomes a NaN that guard-fp-events checks."""
+    acc = x[0]
+    for _ in range(n):
+        acc = np.maximum(acc, x.max(axis=0)) + np.minimum(acc, x.min(axis=0))
+    return acc
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_extrema_over_mixed_zeros_inside_a_loop_deopt(dtype):
+    plain = np.array([[0.5, 1.0], [-0.0, 2.0]], dtype)
+    tie = np.array([[0.0, 1.0], [-0.0, 2.0]], dtype)
+    compiled = check(extrema_in_a_loop, [(plain, 2), (plain, 2), (tie, 2), (plain, 2), (tie, 2), (plain, 2)])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 2 and report.compiled_calls == 3
