@@ -238,7 +238,7 @@ SYSTEMS: dict[str, Callable[[], System]] = {
     "numba": Numba,
 }
 PEERS = ("jax", "torch", "numba")
-LABELS = {"numpy": "NumPy", "pyfront": "pyfront", "pyfront-cpu-sync": "pyfront (cpu-sync)",
+LABELS = {"numpy": "NumPy", "pyfront": "pyfront (cpu)", "pyfront-cpu-sync": "pyfront (cpu-sync)",
           "jax": "jax.jit", "torch": "torch.compile", "numba": "numba.njit"}
 MODULES = {"pyfront": "pyfront", "pyfront-cpu-sync": "pyfront", "jax": "jax", "torch": "torch",
            "numba": "numba"}
