@@ -8,9 +8,12 @@ user's file:line as its location, and every `Unsupported` names it.
 The generator specializes on the call it compiles for (specialize.py):
 arrays by dtype and shape, Python scalars by value, objects by type. Globals,
 closure cells and module attributes that hold immutable values become
-constants protected by identity guards; arrays and objects in Python state are
-read at call time through deferred-state ops (dialects/core.py). Branches and
-loops on compile-time values are resolved here; helper functions are inlined.
+constants protected by identity guards; arrays and objects in Python state
+(also attributes of modules, classes and functions) are read at call time
+through deferred-state ops (dialects/core.py). Branches and loops on
+compile-time values are resolved here; helper functions are inlined. The AST
+compiled for a function is the source of its current code object
+(source.live_def), whose identity every variant guards.
 """
 
 from __future__ import annotations

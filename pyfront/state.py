@@ -3,7 +3,11 @@
 Reads: an attribute, global, closure cell or dict/list item that holds an
 array is read at call time (a `load_*` op, lowered to a function input); one
 that holds an immutable value becomes a constant protected by a guard; one
-that holds an object is followed further. Writes: storing an array to an
+that holds an object is followed further. Modules, classes and functions are
+constants, but their attributes that may change in place (arrays, lists,
+objects) are read at call time through the path that reached them
+(`_namespace_attr`), and a method found on an object's class is guarded
+against an instance attribute that would shadow it. Writes: storing an array to an
 attribute, global (`global g`), cell (`nonlocal c`) or dict item emits a
 `store_*` op; later reads in the same call see the stored value, and the
 runtime commits every store only after every guard held, keeping the
