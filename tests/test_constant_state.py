@@ -90,6 +90,28 @@ def test_a_helper_falling_back_to_a_replaced_default_is_not_compiled_with_the_ol
         power.__defaults__ = (2,)
 
 
+def shifted(x, *, by=1.0):
+    return x + by
+
+
+def uses_shifted(x):
+    return shifted(x)
+
+
+def test_a_helper_falling_back_to_a_changed_keyword_only_default_is_not_compiled_with_the_old_one():
+    def calls():
+        yield from [(X,)] * 2
+        shifted.__kwdefaults__["by"] = 5.0
+        yield from [(X,)] * 2
+        shifted.__kwdefaults__ = {"by": 7.0}
+        yield from [(X,)] * 2
+
+    try:
+        compiled_ran(check(uses_shifted, calls()))
+    finally:
+        shifted.__kwdefaults__ = {"by": 1.0}
+
+
 cfgmod = types.ModuleType("cfgmod")
 cfgmod.W = np.ones(3)
 cfgmod.LAYERS = [np.ones(3)]
