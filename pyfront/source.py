@@ -58,28 +58,32 @@ def live_def(fn: types.FunctionType) -> ast.FunctionDef:
 
 def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     """The def of `code` in its source file, as the file is now, if it compiles to `code`."""
-    where = f"{code.co_qualname} ({code.co_filename}:{code.co_firstlineno})"
+    name = code.co_qualname
     try:
         lines, _ = inspect.findsource(code)  # the code object's own file, never a __wrapped__ function's
     except (OSError, TypeError) as e:
-        raise Unsupported(f"source of {where} is not available ({e})") from None
+        raise _unsupported(code, f"source of {name} is not available ({e})") from None
     try:
         tree = ast.parse("".join(lines), code.co_filename)
         module = compile(tree, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except (SyntaxError, ValueError) as e:
-        raise Unsupported(f"the source file of {where} does not compile as it is now ({e})") from None
+        raise _unsupported(code, f"the source file of {name} does not compile as it is now ({e})") from None
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.name == code.co_name and _first_line(n) == code.co_firstlineno), None)
     if node is None and code.co_name == "<lambda>":
-        raise Unsupported(f"{where} is not defined by a def statement")
+        raise _unsupported(code, f"{name} is not defined by a def statement")
     compiled = _find_code(module, lambda c: c.co_qualname == code.co_qualname
                           and c.co_firstlineno == code.co_firstlineno)
     if node is None or compiled is None or not same_code(compiled, code):
-        raise Unsupported(f"the source of {where} does not match the loaded code (was the file edited since "
-                          "import, or __code__ replaced?); it runs in the interpreter")
+        raise _unsupported(code, f"the source of {name} on disk does not match its loaded code (was the file "
+                                 "edited since import, or __code__ replaced?); it runs in the interpreter")
     if isinstance(node, ast.AsyncFunctionDef):
-        raise Unsupported("async functions are not supported", node)
+        raise Unsupported("async functions are not supported", node, code.co_filename)
     return node
+
+
+def _unsupported(code: types.CodeType, reason: str) -> Unsupported:
+    return Unsupported(reason, types.SimpleNamespace(lineno=code.co_firstlineno), code.co_filename)
 
 
 def _find_code(code: types.CodeType, wanted) -> types.CodeType | None:
