@@ -201,6 +201,8 @@ def test_an_instance_attribute_that_shadows_a_method_is_seen():
         yield from [(layer, X)] * 2
         layer.act = replacement_act
         yield from [(layer, X)] * 2
+        layer.act = lambda z: z * 20.0
+        yield from [(layer, X)] * 2
 
     compiled_ran(check(Layer.__call__, calls()))
 
