@@ -211,12 +211,13 @@ class Profiler:
     def __init__(self, fn: types.FunctionType):
         self.fn = fn
         self.profile = Profile()
-        # function -> (the code object it was instrumented for, its instrumented copy or None)
-        self._copies: dict[types.FunctionType, tuple[types.CodeType, Callable | None]] = {}
+        # (function, its callee hook) -> (the code object it was instrumented for, its instrumented copy or None);
+        # the profiled function and a differentiated call of it (recursion) record into different profiles.
+        self._copies: dict[tuple, tuple[types.CodeType, Callable | None]] = {}
 
     def _instrumented(self, f: types.FunctionType, profile: Profile, callee: Callable[[Any], Any]) -> Callable:
         """An instrumented copy of `f` as it is now (or `f` itself, when it cannot be instrumented)."""
-        entry = self._copies.get(f)
+        entry = self._copies.get((f, callee))
         if entry is None or entry[0] is not f.__code__:
             try:
                 entry = (f.__code__, instrument(f, profile, callee))
@@ -225,7 +226,7 @@ class Profiler:
                 if f is self.fn:
                     self.profile.instrumented = False
                     self.profile.note = f"site profiling unavailable: {e}"
-            self._copies[f] = entry
+            self._copies[(f, callee)] = entry
         copy = entry[1]
         if copy is None:
             return f  # called as is; its branches stay unprofiled (not speculated)
