@@ -27,6 +27,7 @@ from __future__ import annotations
 import __future__
 import ast
 import copy
+import functools
 import inspect
 import types
 import weakref
@@ -64,8 +65,7 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     except (OSError, TypeError) as e:
         raise _unsupported(code, f"source of {name} is not available ({e})") from None
     try:
-        tree = ast.parse("".join(lines), code.co_filename)
-        module = compile(tree, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        tree, module = _compiled_file(code.co_filename, "".join(lines), code.co_flags & _FUTURE_FLAGS)
     except (SyntaxError, ValueError) as e:
         raise _unsupported(code, f"the source file of {name} does not compile as it is now ({e})") from None
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -80,6 +80,13 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     if isinstance(node, ast.AsyncFunctionDef):
         raise Unsupported("async functions are not supported", node, code.co_filename)
     return node
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_file(filename: str, text: str, flags: int) -> tuple[ast.Module, types.CodeType]:
+    """A source file's AST (never mutated: callers get copies) and code, shared by the functions it defines."""
+    tree = ast.parse(text, filename)
+    return tree, compile(tree, filename, "exec", flags=flags, dont_inherit=True)
 
 
 def _unsupported(code: types.CodeType, reason: str) -> Unsupported:
