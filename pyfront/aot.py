@@ -189,7 +189,8 @@ def _lower(fn, args: tuple, relaxed: dict):
     except Unsupported as e:
         raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
     for g in graph.identity_guards:
-        if g.expected is not MISSING and not _is_code(g.expected):
+        # Code objects and (immutable) default values are part of the functions exported.
+        if g.expected is not MISSING and not _is_code(g.expected) and g.name != "__defaults__":
             raise ExportError(
                 f"cannot export {fn.__qualname__}: {g.site}: reads {g.describe().split(' is ')[0]} "
                 f"(a {type(g.expected).__name__} that may change; an artifact cannot read Python "
@@ -223,10 +224,10 @@ def _lower(fn, args: tuple, relaxed: dict):
 
 
 def _is_code(value: Any) -> bool:
-    """Globals fixed at export: modules, functions, classes, ufuncs, dtypes (not data)."""
+    """Globals fixed at export: modules, functions and their code, classes, ufuncs, dtypes (not data)."""
     from pyfront.api import CompiledFunction
 
-    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.CodeType, types.BuiltinFunctionType,
                               type, np.ufunc, np.dtype, CompiledFunction))
 
 

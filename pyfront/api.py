@@ -66,6 +66,8 @@ class CompiledFunction:
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._fp_checks_per_op = False  # a deferred floating-point check failed: check each op exactly
         self._report = Report(fn.__qualname__)
+        self._code = fn.__code__  # the code object the variants and the profile are of
+        self._profiled_before_code = 0  # profiled calls made for earlier code objects
         logs.configure_from_env()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -80,6 +82,9 @@ class CompiledFunction:
             return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
         if kwargs:
             return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
+        if self.fn.__code__ is not self._code:
+            self._forget_code()
+        args = _with_defaults(self.fn, args)
         try:
             key = self._key(args)
         except TypeError:
@@ -88,7 +93,7 @@ class CompiledFunction:
         variant, miss = group.select(args) if group is not None else (None, None)
         if variant is None:
             with self._lock:
-                profiling = self._report.profiled_calls < self.config.profile_calls
+                profiling = self._report.profiled_calls - self._profiled_before_code < self.config.profile_calls
                 if profiling:
                     self._report.profiled_calls += 1
                 elif miss is not None and self._first_state_miss(key, miss):
@@ -114,6 +119,23 @@ class CompiledFunction:
         with self._lock:
             self._report.compiled_calls += 1
         return result
+
+    def _forget_code(self) -> None:
+        """`fn.__code__` was replaced (hot reload): drop the variants and profile of the old code.
+
+        The variants could not run anyway (they guard `__code__`); the new code is profiled afresh.
+        """
+        with self._lock:
+            if self.fn.__code__ is self._code:
+                return
+            self._code = self.fn.__code__
+            self._groups = {}
+            self._profiler = None
+            self._state_misses = set()
+            self._relaxed, self._no_relax, self._fp_checks_per_op = {}, set(), False
+            self._profiled_before_code = self._report.profiled_calls
+        if logs.compile_log.isEnabledFor(logs.INFO):
+            logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
 
     def _profiled(self, args: tuple, kwargs: dict) -> Any:
         with self._lock:
@@ -314,10 +336,24 @@ def _relaxation(facts: list[tuple]) -> Any:
     return None
 
 
+def _with_defaults(fn: types.FunctionType, args: tuple) -> tuple:
+    """`args` and the default values of the positional parameters the call leaves out, read now.
+
+    `fn(*_with_defaults(fn, args))` binds every parameter to the same object as `fn(*args)`,
+    and a default becomes an argument: an array default is read at call time (keyed by dtype
+    and shape), so a default mutated in place or a new `__defaults__` is seen.
+    """
+    missing = fn.__code__.co_argcount - len(args)
+    defaults = fn.__defaults__
+    if missing <= 0 or not defaults or missing > len(defaults):
+        return args
+    return args + defaults[len(defaults) - missing:]
+
+
 def _source_of(fn: Callable) -> tuple[str, list[tuple[int, str]]]:
     """The function's file and its numbered source lines (none when the source is not available)."""
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = inspect.getsourcelines(fn.__code__)  # the code that runs, never __wrapped__
     except (OSError, TypeError):
         return fn.__code__.co_filename, []
     return fn.__code__.co_filename, [(first + i, text.rstrip("\n")) for i, text in enumerate(lines)]

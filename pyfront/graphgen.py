@@ -8,9 +8,12 @@ user's file:line as its location, and every `Unsupported` names it.
 The generator specializes on the call it compiles for (specialize.py):
 arrays by dtype and shape, Python scalars by value, objects by type. Globals,
 closure cells and module attributes that hold immutable values become
-constants protected by identity guards; arrays and objects in Python state are
-read at call time through deferred-state ops (dialects/core.py). Branches and
-loops on compile-time values are resolved here; helper functions are inlined.
+constants protected by identity guards; arrays and objects in Python state
+(also attributes of modules, classes and functions) are read at call time
+through deferred-state ops (dialects/core.py). Branches and loops on
+compile-time values are resolved here; helper functions are inlined. The AST
+compiled for a function is the source of its current code object
+(source.live_def), whose identity every variant guards.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import ast
 import builtins
 import inspect
 import operator
-import textwrap
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,11 +40,13 @@ from pyfront.errors import Unsupported
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
 from pyfront.loops import LoopMixin
+from pyfront.source import live_def
 from pyfront.specialize import (
     ArraySpec,
     ObjectSpec,
     ScalarSpec,
     SeqSpec,
+    is_constant,
     spec_of,
 )
 from pyfront.state import StateMixin, uncompiled
@@ -97,21 +101,6 @@ class _Frame:
     env: dict[str, Any] = field(default_factory=dict)
     local_names: frozenset = frozenset()
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" | "nonlocal"
-
-
-def parse_function(fn: types.FunctionType) -> ast.FunctionDef:
-    try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError) as e:
-        raise Unsupported(f"source of {fn.__qualname__} is not available ({e})") from None
-    tree = ast.parse(source)
-    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
-    node = tree.body[0]
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        raise Unsupported(f"{fn.__qualname__} is not defined by a def statement")
-    if isinstance(node, ast.AsyncFunctionDef):
-        raise Unsupported("async functions are not supported", node)
-    return node
 
 
 def _assigned_names(node: ast.FunctionDef) -> frozenset:
@@ -171,7 +160,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
     # Entry -----------------------------------------------------------------------
 
     def build(self) -> Graph:
-        node = parse_function(self.fn)
+        node = live_def(self.fn)
         try:
             return self._build(node)
         except Unsupported as e:  # e.g. about an argument: point at the def line
@@ -250,10 +239,16 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
                 raise Unsupported("generators (yield) run in the interpreter", construct)
             if isinstance(construct, (ast.Global, ast.Nonlocal)):
                 declared.update((n, type(construct).__name__.lower()) for n in construct.names)
+        site = f"{fn.__code__.co_filename}:{node.lineno}"
+        # `node` is the source of this code object (source.live_def): a new one (hot reload) is another function.
+        self._guard(IdentityGuard("attr", fn, "__code__", fn.__code__, site))
+        if "__signature__" in getattr(fn, "__dict__", {}):
+            raise Unsupported(f"{fn.__qualname__} has a __signature__ that need not be its code's", node)
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
         except TypeError as e:
             raise Unsupported(f"calling {fn.__qualname__}: {e}", node) from None
+        self._guard_defaults(fn, bound, site, node)
         bound.apply_defaults()
         frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node), declared=declared)
         for name, value in bound.arguments.items():
@@ -271,6 +266,27 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         if not self.frames:
             self._finish_stores(node)
         return result
+
+    def _guard_defaults(self, fn: types.FunctionType, bound: inspect.BoundArguments, site: str,
+                        node: ast.AST) -> None:
+        """Default values the call falls back to become constants: guard that they stay the same objects.
+
+        Only immutable values may (an array or list default can change in place, keeping its
+        identity); the compiled function's own positional defaults never get here, since
+        the API passes them as arguments (api.CompiledFunction.__call__), read at call time.
+        """
+        for p in bound.signature.parameters.values():
+            if p.name in bound.arguments or p.default is p.empty:
+                continue
+            if not is_constant(p.default) and not isinstance(p.default, np.generic):
+                raise Unsupported(f"parameter {p.name!r} of {fn.__qualname__} falls back to its default value, "
+                                  f"a {type(p.default).__name__} that may change in place; pass it explicitly",
+                                  node)
+            if p.kind is p.KEYWORD_ONLY:  # a dict: guard the dict and the item
+                self._guard(IdentityGuard("attr", fn, "__kwdefaults__", fn.__kwdefaults__, site))
+                self._guard(IdentityGuard("item", fn.__kwdefaults__, p.name, p.default, site))
+            else:  # a tuple: immutable
+                self._guard(IdentityGuard("attr", fn, "__defaults__", fn.__defaults__, site))
 
     def _visit_body(self, body: list[ast.stmt], top: bool = False) -> None:
         """Visit statements; `top` means the rest of `body` is the rest of the function."""
@@ -471,12 +487,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
             value = base.value
-            if isinstance(value, (types.ModuleType, type)):
-                attr = getattr(value, name, MISSING)
-                if attr is MISSING:
-                    raise Unsupported(f"{value.__name__} has no attribute {name!r}", node)
-                self._guard(IdentityGuard("attr", value, name, attr, self._site(node)))
-                return Known(attr)
+            if isinstance(value, (types.ModuleType, type, types.FunctionType)):
+                return self._namespace_attr(base, name, node)
             if isinstance(value, (np.ndarray, np.generic)):
                 return self._tensor_attr(S.to_tensor(base), name, node)
             return S.fold(getattr, value, name)
@@ -695,7 +707,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
     def _inline(self, fn: types.FunctionType, args: list, kwargs: dict, node: ast.AST) -> Any:
         if fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             raise Unsupported(f"{fn.__qualname__} is a generator or coroutine", node)
-        callee_node = parse_function(fn)
+        callee_node = live_def(fn)
         saved = self.node
         try:
             return self._call_function(fn, callee_node, args, kwargs)

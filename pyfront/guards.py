@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.state_path import Path
-from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, ScalarSpec,
-                                Spec)
+from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
+                                ScalarSpec, Spec)
 
 MISSING = object()
 
@@ -78,6 +78,8 @@ class StateGuard:
                 type(a) is type(b) and a == b for a, b in zip(value, s.keys))
         if isinstance(s, HasAttrSpec):
             return has_plain_attr(value, s.name) is s.present
+        if isinstance(s, OwnAttrSpec):
+            return (s.name in getattr(value, "__dict__", {})) is s.present
         return False
 
     def describe(self) -> str:
@@ -92,6 +94,8 @@ class StateGuard:
             return f"{self.path} has keys {list(s.keys)!r}"[:100]
         if isinstance(s, HasAttrSpec):
             return f"hasattr({self.path}, {s.name!r}) is {s.present}"
+        if isinstance(s, OwnAttrSpec):
+            return f"{self.path} has {'an' if s.present else 'no'} instance attribute {s.name!r}"
         return f"{self.path} is {s.value!r}"[:100]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.errors import Unsupported
-from pyfront.graphgen import parse_function
+from pyfront.source import compile_in_scope, live_def
 
 _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
@@ -164,7 +164,7 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
     """
     from pyfront.graphgen import _assigned_names
 
-    node = parse_function(fn)
+    node = live_def(fn)
     node.decorator_list = []
     # A name of its own: with the function's name, the factory's local would
     # shadow the global that a recursive function calls itself through.
@@ -172,18 +172,7 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
     body_node = _Instrument(_assigned_names(node))
     for i, stmt in enumerate(node.body):
         node.body[i] = body_node.visit(stmt)
-    freevars = fn.__code__.co_freevars
-    factory = ast.FunctionDef(
-        name="__pyfront_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER, _BRANCH, _CALLEE) + freevars],
-                           kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
-        decorator_list=[],
-    )
-    module = ast.fix_missing_locations(ast.Module([factory], type_ignores=[]))
-    code = compile(module, fn.__code__.co_filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _INNER)
+    inner = compile_in_scope(node, fn, (_OBSERVER, _BRANCH, _CALLEE))
     inner = inner.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)  # error messages
 
     def observe(key, value):
@@ -193,7 +182,7 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
         obs.add(value)
         return value
 
-    cells = dict(zip(freevars, fn.__closure__ or ()))
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     def branch(key, test):
         outcome = bool(test)
         profile.branches.setdefault(key, Counter())[outcome] += 1
@@ -212,18 +201,37 @@ _UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyErr
 
 
 class Profiler:
-    """Profiles the first calls of one function."""
+    """Profiles the first calls of one function.
+
+    Instrumented copies are made from the source of each function's current
+    code object (source.live_def) and take its current defaults at every call:
+    a replaced `__code__` or `__defaults__` is never run stale.
+    """
 
     def __init__(self, fn: types.FunctionType):
         self.fn = fn
         self.profile = Profile()
-        self._copies: dict[types.FunctionType, Callable] = {}  # differentiated callee -> its instrumented copy
-        try:
-            self._instrumented = instrument(fn, self.profile, self._grad_callee)
-        except _UNINSTRUMENTABLE as e:
-            self._instrumented = fn
-            self.profile.instrumented = False
-            self.profile.note = f"site profiling unavailable: {e}"
+        # (function, its callee hook) -> (the code object it was instrumented for, its instrumented copy or None);
+        # the profiled function and a differentiated call of it (recursion) record into different profiles.
+        self._copies: dict[tuple, tuple[types.CodeType, Callable | None]] = {}
+
+    def _instrumented(self, f: types.FunctionType, profile: Profile, callee: Callable[[Any], Any]) -> Callable:
+        """An instrumented copy of `f` as it is now (or `f` itself, when it cannot be instrumented)."""
+        entry = self._copies.get((f, callee))
+        if entry is None or entry[0] is not f.__code__:
+            try:
+                entry = (f.__code__, instrument(f, profile, callee))
+            except _UNINSTRUMENTABLE as e:
+                entry = (f.__code__, None)
+                if f is self.fn:
+                    self.profile.instrumented = False
+                    self.profile.note = f"site profiling unavailable: {e}"
+            self._copies[(f, callee)] = entry
+        copy = entry[1]
+        if copy is None:
+            return f  # called as is; its branches stay unprofiled (not speculated)
+        copy.__defaults__, copy.__kwdefaults__ = f.__defaults__, f.__kwdefaults__
+        return copy
 
     def _grad_callee(self, f: Any) -> Any:
         """What the profiled function calls for `f`: a GradFunction over an instrumented copy of its function."""
@@ -242,22 +250,12 @@ class Profiler:
         return self._grad_callee(f)
 
     def _copy(self, f: types.FunctionType) -> Callable:
-        copy = self._copies.get(f)
-        if copy is None:
-            if hasattr(f, "__wrapped__") or "__class__" in f.__code__.co_freevars:
-                copy = f  # a decorator's wrapper (its source is not its code), or a method using super()
-            else:
-                try:
-                    copy = instrument(f, self.profile.callees.setdefault(f.__code__, Profile()),
-                                      self._differentiated_callee)
-                except _UNINSTRUMENTABLE:
-                    copy = f  # called as is; its branches stay unprofiled (not speculated)
-            self._copies[f] = copy
-        return copy
+        return self._instrumented(f, self.profile.callees.setdefault(f.__code__, Profile()),
+                                  self._differentiated_callee)
 
     def run(self, args: tuple, kwargs: dict) -> Any:
         """Run one call in the interpreter, recording arguments and sites."""
         self.profile.calls += 1
         for i, a in enumerate(args):
             self.profile.args.setdefault(i, Observation()).add(a)
-        return self._instrumented(*args, **kwargs)
+        return self._instrumented(self.fn, self.profile, self._grad_callee)(*args, **kwargs)

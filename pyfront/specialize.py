@@ -69,7 +69,16 @@ class HasAttrSpec:
     present: bool
 
 
-Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec
+@dataclass(frozen=True)
+class OwnAttrSpec:
+    """`name` is (not) in the object's instance `__dict__`: an instance attribute would shadow
+    the class's method of that name (`layer.act = ...`, `mock.patch.object(layer, "act")`)."""
+
+    name: str
+    present: bool
+
+
+Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec | OwnAttrSpec
 
 
 def is_constant(value: Any) -> bool:

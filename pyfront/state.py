@@ -3,7 +3,11 @@
 Reads: an attribute, global, closure cell or dict/list item that holds an
 array is read at call time (a `load_*` op, lowered to a function input); one
 that holds an immutable value becomes a constant protected by a guard; one
-that holds an object is followed further. Writes: storing an array to an
+that holds an object is followed further. Modules, classes and functions are
+constants, but their attributes that may change in place (arrays, lists,
+objects) are read at call time through the path that reached them
+(`_namespace_attr`), and a method found on an object's class is guarded
+against an instance attribute that would shadow it. Writes: storing an array to an
 attribute, global (`global g`), cell (`nonlocal c`) or dict item emits a
 `store_*` op; later reads in the same call see the stored value, and the
 runtime commits every store only after every guard held, keeping the
@@ -14,6 +18,7 @@ paths must alias as they did at compile time (an AliasGuard checks it).
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 import types
 from typing import Any
@@ -28,8 +33,8 @@ from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import grad_function_type
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, has_plain_attr
-from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, ScalarSpec,
-                                is_constant)
+from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
+                                ScalarSpec, is_constant)
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
 
 
@@ -173,7 +178,7 @@ class StateMixin:
             return Tensor(t, np.ndarray, source=path)
         self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
         if is_constant(value) or isinstance(value, np.generic):
-            return Known(value)
+            return Known(value, self._root_path(kind, container, name))
         self._check_plain_object(value)
         op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
         return Obj(op.build([], [object_type()], name=name, ip=self._state_ip()).result, value, path)
@@ -193,12 +198,44 @@ class StateMixin:
             value = instance_dict[name]
         elif isinstance(class_attr, types.FunctionType):
             self._guard(IdentityGuard("attr", cls, name, class_attr, self._site(node)))
+            self._state_guard(obj.path, OwnAttrSpec(name, False), node)  # no instance attribute shadows it
             return BoundMethod(obj, name, class_attr)
         elif class_attr is not MISSING and not hasattr(type(class_attr), "__get__"):
             value = class_attr
         else:
             raise Unsupported(f"attribute {name!r} of {cls.__name__} is not a plain attribute", node)
         return self._read_state(obj, obj.path.attr(name), value, node, core.LOAD_ATTR, name=name)
+
+    def _namespace_attr(self, base: Known, name: str, node: ast.AST) -> Any:
+        """`base.name` of a module, class or function known at compile time.
+
+        Immutable values and callables become constants under an identity guard. What may
+        change in place (an array, a list, a dict, an object) is read at call time, like a
+        global, through the access path of `base` (a global or closure variable of the
+        compiled function, or attributes of one); without a path it is not compiled.
+        """
+        attr = getattr(base.value, name, MISSING)
+        if attr is MISSING:
+            raise Unsupported(f"{getattr(base.value, '__name__', base.value)} has no attribute {name!r}", node)
+        if is_constant(attr) or isinstance(attr, (np.generic, enum.Enum)) or callable(attr):
+            self._guard(IdentityGuard("attr", base.value, name, attr, self._site(node)))
+            return Known(attr, base.path.attr(name) if base.path is not None else None)
+        if base.path is None:
+            raise Unsupported(f"{getattr(base.value, '__name__', 'the object')}.{name} holds a {type(attr).__name__}, "
+                              "which may change in place: reading it at call time needs it to be reached through "
+                              "a global or closure variable of the compiled function's own module", node)
+        obj = self._path_object(base)
+        self._note_object(obj, node)
+        return self._read_state(obj, base.path.attr(name), attr, node, core.LOAD_ATTR, name=name)
+
+    def _path_object(self, known: Known) -> Obj:
+        """`known` (a module, class or function) as an object loaded at call time from its path."""
+        root, ip = known.path.root, self._state_ip()
+        op = core.LOAD_GLOBAL if root.startswith("global:") else core.LOAD_CELL
+        value = op.build([], [object_type()], name=root.split(":", 1)[1], ip=ip).result
+        for kind, step in known.path.steps:  # attributes of modules, classes and functions (_namespace_attr)
+            value = core.LOAD_ATTR.build([value], [object_type()], name=step, ip=ip).result
+        return Obj(value, known.value, known.path)
 
     def _read_state(self, obj: Obj, path: Path, value: Any, node: ast.AST, load, **attrs) -> Any:
         """A value found at `path` in Python state: an array read at call time (`load`), a
@@ -243,7 +280,8 @@ class StateMixin:
 
     def _state_guard(self, path: Path, spec, node: ast.AST) -> None:
         # One guard per path and aspect: the value's type/shape, its length, keys, or an attribute's presence.
-        aspect = spec.name if isinstance(spec, HasAttrSpec) else type(spec).__name__ \
+        aspect = f"{type(spec).__name__}:{spec.name}" if isinstance(spec, (HasAttrSpec, OwnAttrSpec)) \
+            else type(spec).__name__ \
             if isinstance(spec, (LengthSpec, KeysSpec)) else "value"
         key = ("state", str(path), aspect)
         if key not in self._guarded:

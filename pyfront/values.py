@@ -31,6 +31,9 @@ from pyfront.dialects.types import shape_of, tensor_dtype
 @dataclass(frozen=True, eq=False)
 class Known:
     value: Any
+    # Where the compiled function's runtime finds the value (a module, class or function
+    # reached through its globals or cells): its attributes that may change are read there.
+    path: Any = None
 
 
 @dataclass(frozen=True, eq=False)
