@@ -31,6 +31,7 @@ import numpy as np
 
 from pyfront.errors import Unsupported
 from pyfront.graphgen import parse_function
+from pyfront.specialize import is_constant, key_of
 
 _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
@@ -50,6 +51,8 @@ def describe_value(value: Any) -> tuple:
         type(v) in (int, float, bool, str, type(None)) for v in value
     )):
         return (t, None, None, value)
+    if is_constant(value):  # functions, slices, dtypes...: as the dispatch key sees them (held alive)
+        return (t, None, None, ("key", key_of(value)))
     return (t, None, None, ("id", id(value)))
 
 
@@ -76,7 +79,7 @@ class Observation:
         for (t, dtype, shape, value), n in self.facts.most_common(3):
             if dtype is not None:
                 parts.append(f"{t.__name__} {dtype}{list(shape) if shape else ''}")
-            elif isinstance(value, tuple) and value[:1] == ("id",):
+            elif isinstance(value, tuple) and value[:1] in (("id",), ("key",)):
                 parts.append(t.__name__)
             else:
                 parts.append(f"{t.__name__} {value!r}"[:40])

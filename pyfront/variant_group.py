@@ -39,7 +39,7 @@ import numpy as np
 
 from pyfront.dialects.state_path import Path
 from pyfront.runtime.results import make_resolver
-from pyfront.specialize import is_constant
+from pyfront.specialize import is_constant, key_of
 
 MAX_SIGNATURES = 1024
 _UNREADABLE = ("unreadable",)  # reading the path raised (e.g. a Leaf has no .left)
@@ -59,7 +59,7 @@ def summary(value: Any) -> Any:
     if t in (int, bool, str, bytes, type(None)):
         return (t, value)
     if is_constant(value):
-        return (t, id(value))
+        return key_of(value)  # by value, or holding the object (a dead one's address may be reused)
     return t  # objects (their class) and NumPy scalars (runtime values: their type)
 
 
