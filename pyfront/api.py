@@ -30,6 +30,7 @@ from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
@@ -207,9 +208,11 @@ class CompiledFunction:
             variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed,
                                       self._fp_checks_per_op)
         except Unsupported as e:
+            reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
             group.fail(args, str(e))
             return None, str(e)
         except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
+            reraise_if_asynchronous(e)
             reason = f"internal compiler error ({type(e).__name__}: {e}); please report it"
             group.fail(args, reason)
             return None, reason

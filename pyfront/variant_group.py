@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.state_path import Path
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.runtime.results import make_resolver
 from pyfront.specialize import is_constant, key_of
 
@@ -79,7 +80,8 @@ class VariantGroup:
         for resolve in self._resolvers:
             try:
                 out.append(summary(resolve(args)))
-            except Exception:  # noqa: BLE001 - the path does not exist for these arguments
+            except Exception as e:  # noqa: BLE001 - the path does not exist for these arguments
+                reraise_if_asynchronous(e)
                 out.append(_UNREADABLE)
         return tuple(out)
 

@@ -34,6 +34,7 @@ from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
 
 from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
+from pyfront.interrupts import reraise_if_asynchronous
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class Variant:
             try:
                 value = resolve(args)
             except Exception as e:  # noqa: BLE001 - the interpreter will raise it properly
+                reraise_if_asynchronous(e)
                 return Deopt("state", g.site, f"reading {g.path} raised {type(e).__name__}")
             if not g.holds_for(value):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
@@ -157,6 +159,7 @@ class Variant:
             try:
                 values = [resolve(args) for resolve in resolvers]
             except Exception as e:  # noqa: BLE001
+                reraise_if_asynchronous(e)
                 return Deopt("state", g.site, f"reading state raised {type(e).__name__}")
             if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
@@ -178,6 +181,7 @@ class Variant:
             storage = [_take(spare) for spare in self._spares]
             outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
+            reraise_if_asynchronous(e)  # the caller's, not a failure of the compiled code
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
