@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront.bounded import remember
 from pyfront.errors import Unsupported
 from pyfront.graphgen import parse_function
 from pyfront.specialize import is_constant, key_of
@@ -38,6 +39,7 @@ _BRANCH = "__pyfront_branch__"
 _INNER = "__pyfront_instrumented__"
 _CALLEE = "__pyfront_callee__"
 _MAX_VALUES = 8
+_MAX_COPIES = 64  # instrumented copies of differentiated callees kept
 
 
 def describe_value(value: Any) -> tuple:
@@ -255,7 +257,8 @@ class Profiler:
                                       self._differentiated_callee)
                 except _UNINSTRUMENTABLE:
                     copy = f  # called as is; its branches stay unprofiled (not speculated)
-            self._copies[f] = copy
+            # Bounded: a closure made per call is a new function each time.
+            remember(self._copies, f, copy, _MAX_COPIES)
         return copy
 
     def run(self, args: tuple, kwargs: dict) -> Any:

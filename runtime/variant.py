@@ -24,6 +24,7 @@ two buffers per parameter. The kept arrays live as long as the variant.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,9 @@ from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_
 
 from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
 from pyfront.interrupts import reraise_if_asynchronous
+
+
+_USE_CLOCK = itertools.count()  # next() is atomic: concurrent calls never share a tick
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class Variant:
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     calls: int = 0
+    # When the variant last ran a call (or was compiled): the least recent is evicted first.
+    last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
     _alias_checks: list = field(default_factory=list, repr=False)
@@ -216,6 +222,7 @@ class Variant:
             if type(old) is np.ndarray and not self._spares[s]:
                 self._spares[s].append(old)
         self.calls += 1
+        self.last_used = next(_USE_CLOCK)
         return result
 
     def describe_guards(self) -> list[str]:
