@@ -65,12 +65,15 @@ def asynchronous_cause(exc: BaseException) -> BaseException | None:
 def reraise_if_asynchronous(exc: BaseException) -> None:
     """Raise the signal handler's own exception again if `exc` is or wraps one; else return."""
     cause = asynchronous_cause(exc)
-    if cause is None:
-        return
-    # Raised inside the handler of `exc`, Python would chain `exc` as its context:
-    # the caller gets the handler's exception as it was raised.
-    context, suppress = cause.__context__, cause.__suppress_context__
+    if cause is not None:
+        raise_unchained(cause)
+
+
+def raise_unchained(exc: BaseException) -> None:
+    """Raise `exc` again as it was raised, also from inside the handler of another exception
+    (where Python would chain that one as its `__context__`)."""
+    context, suppress = exc.__context__, exc.__suppress_context__
     try:
-        raise cause
+        raise exc
     finally:
-        cause.__context__, cause.__suppress_context__ = context, suppress
+        exc.__context__, exc.__suppress_context__ = context, suppress

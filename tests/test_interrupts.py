@@ -62,11 +62,14 @@ def _assert_nothing_recorded(compiled):
     assert not report.interpreter_reasons and not report.deopt_reasons and report.deopts == 0, report
 
 
-def test_signal_during_compile_reaches_the_caller(monkeypatch):
+# Graph generation, the pass pipeline, IREE's compiler: before, the exception became an
+# "internal compiler error" or "IREE could not compile" and the key was marked failed.
+@pytest.mark.parametrize("stage", ["generate", "run_passes", "compile_vmfb"])
+def test_signal_during_compile_reaches_the_caller(monkeypatch, stage):
     compiled = pyfront.compile(_affine, profile_calls=1)
     compiled(X, W)  # profiled
     with _watchdog():
-        monkeypatch.setattr(jit, "compile_vmfb", _interrupted(jit.compile_vmfb))
+        monkeypatch.setattr(jit, stage, _interrupted(getattr(jit, stage)))
         with pytest.raises(Watchdog, match="deadline passed") as raised:
             compiled(X, W)
         monkeypatch.undo()
