@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyfront.dialects.mlir import ir, passmanager
+from pyfront.interrupts import raise_unchained
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,8 @@ def run_passes(module: ir.Module, names: list[str],
     try:
         pm.run(module.operation)
     except ir.MLIRError:
-        if errors:
-            raise errors[0] from None
+        if errors:  # as the pass raised it (e.g. a signal handler's exception, which is the caller's)
+            raise_unchained(errors[0])
         raise
 
 

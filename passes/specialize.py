@@ -35,6 +35,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.primitives import by_op_name
 from pyfront.dialects.primitives.emit import dense
 from pyfront.dialects.types import is_tensor, isa, shape_of, tensor_dtype
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.passes.dead_code import erase_dead_ops
 from pyfront.passes.funcs import functions
 from pyfront.passes.registry import register_pass
@@ -119,7 +120,8 @@ def _fold(op: ir.Operation) -> np.ndarray | None:
         warnings.simplefilter("ignore")
         try:
             result = np.asarray(prim.impl(*operands, **view.params))
-        except Exception:  # noqa: BLE001 - an op NumPy rejects is left for run time, unfolded
+        except Exception as e:  # noqa: BLE001 - an op NumPy rejects is left for run time, unfolded
+            reraise_if_asynchronous(e)
             return None
     if result.dtype != tensor_dtype(result_type) or result.shape != shape:
         return None

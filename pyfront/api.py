@@ -10,9 +10,11 @@ the variants compiled for that key (a `VariantGroup`, variant_group.py) are
 tried, and one whose entry guards hold runs; a new key, or state that no
 variant of the key was compiled for (another tree shape behind the same
 argument type), compiles a new variant (at most `Config.max_variants` live
-variants per function, and twice that many compilations); anything the
-compiler cannot handle, or any failed guard, runs the original function in the
-interpreter, so the caller always gets the interpreter's answer.
+variants per function; beyond that, the least recently used one is evicted,
+with a back-off against thrashing: variant_budget.py); anything the compiler
+cannot handle, or any failed guard, runs the original function in the
+interpreter, so the caller always gets the interpreter's answer. Every table
+kept per function is bounded (bounded.py), however many keys calls bring.
 """
 
 from __future__ import annotations
@@ -27,14 +29,17 @@ from typing import Any
 import numpy as np
 
 from pyfront import logs
+from pyfront.bounded import remember
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.profiler import Observation, Profiler
 from pyfront.report import Report, VariantReport
 from pyfront.runtime.variant import Deopt
 from pyfront.specialize import describe_key as _describe_key
 from pyfront.specialize import key_of
+from pyfront.variant_budget import VariantBudget
 from pyfront.variant_group import VariantGroup
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
@@ -44,6 +49,9 @@ RELAXABLE = ("state", "branch")
 # Other in-graph assumptions (e.g. no integer division by zero) are given up after this
 # many failures; "raise" guards never are (raising is the interpreter's job, by design).
 GIVE_UP_AFTER = 8
+# Dispatch keys whose group is kept beyond those with live variants (their failures, remembered).
+MAX_IDLE_GROUPS = 64
+MAX_STATE_MISS_SITES = 256
 
 
 class CompiledFunction:
@@ -58,7 +66,8 @@ class CompiledFunction:
         self._lock = threading.RLock()
         self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
         # Failed entry guards at which no variant of a key held once (that call ran profiled).
-        self._state_misses: set[str] = set()
+        self._state_misses: dict[str, None] = {}
+        self._budget = VariantBudget(config.max_variants)
         self._profiler: Profiler | None = None
         # Argument position -> relaxation: True (a Python float operand) or the set of
         # array dims whose sizes are runtime values (specialize.spec_of).
@@ -182,7 +191,7 @@ class CompiledFunction:
         site = self._count_deopt(key, miss)
         if site in self._state_misses:
             return False
-        self._state_misses.add(site)
+        remember(self._state_misses, site, None, MAX_STATE_MISS_SITES)
         return True
 
     def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
@@ -214,28 +223,33 @@ class CompiledFunction:
         or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
         from pyfront.runtime.jit import compile_variant
 
-        group = self._groups.setdefault(key, VariantGroup(self.fn))
-        reason = group.failure_for(args)
+        group = self._groups.get(key)
+        reason = group.failure_for(args) if group is not None else None
         if reason is not None:
             return None, reason
-        if self._report.compilations >= 2 * self.config.max_variants or sum(
-            len(g.variants) for g in self._groups.values()
-        ) >= self.config.max_variants:
-            reason = f"variant limit reached (max_variants={self.config.max_variants})"
-            group.fail(args, reason)
+        admitted, evict, reason = self._budget.admit(key, sum(len(g.variants) for g in self._groups.values()))
+        if not admitted:
             return None, reason
+        if group is None:
+            group = self._groups[key] = VariantGroup(self.fn)
+            self._forget_idle_groups()
+        self._budget.started()
         profile = self._profiler.profile if self._profiler else None
         try:
             variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed,
                                       self._fp_checks_per_op)
         except Unsupported as e:
+            reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
             group.fail(args, str(e))
             return None, str(e)
         except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
+            reraise_if_asynchronous(e)
             reason = f"internal compiler error ({type(e).__name__}: {e}); please report it"
             group.fail(args, reason)
             return None, reason
         self._report.compilations += 1
+        if evict:  # only now: a failed compile evicts nothing
+            self._evict_least_recently_used()
         group.add(variant)
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s %s: compiled in %.2fs (%s)", self.__qualname__, _describe_key(key),
@@ -245,6 +259,23 @@ class CompiledFunction:
             for g in variant.describe_guards():
                 logs.guards_log.info("%s %s: guard %s", self.__qualname__, _describe_key(key), g)
         return variant, None
+
+    def _evict_least_recently_used(self) -> None:
+        """Make room for a new variant (lock held): drop the one whose last compiled call is oldest."""
+        key, group, victim = min(((k, g, v) for k, g in self._groups.items() for v in g.variants),
+                                 key=lambda kgv: kgv[2].last_used)
+        group.remove(victim)
+        self._budget.evicted(key)
+        self._report.evictions = self._budget.evictions
+        if logs.compile_log.isEnabledFor(logs.INFO):
+            logs.compile_log.info("%s %s: variant evicted (least recently used; max_variants=%d)",
+                                  self.__qualname__, _describe_key(key), self.config.max_variants)
+
+    def _forget_idle_groups(self) -> None:
+        """Keep at most MAX_IDLE_GROUPS groups without live variants (lock held), oldest go first."""
+        idle = [k for k, g in self._groups.items() if not g.variants]
+        for k in idle[:len(idle) - MAX_IDLE_GROUPS]:
+            del self._groups[k]
 
     def _note_relaxation(self, text: str) -> None:
         self._report.relaxations.append(text)
@@ -307,7 +338,7 @@ class CompiledFunction:
             out = Report(
                 r.name, r.calls, r.compiled_calls, r.interpreted_calls, r.profiled_calls, r.deopts,
                 r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
-                deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations),
+                deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations), evictions=r.evictions,
             )
             out.filename, out.source = _source_of(self.fn)
             for key, group in self._groups.items():

@@ -38,6 +38,7 @@ from pyfront.dialects.mlir import arith, ir, scf, tensor
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.values import Known, Tensor
 
 MAX_STATIC_UNROLL = 256
@@ -125,7 +126,8 @@ class LoopMixin:
         try:
             self._for_range(node, steps)
             return True
-        except Unsupported:
+        except Unsupported as e:
+            reraise_if_asynchronous(e)  # not a reason to unroll instead: the caller's
             for op in reversed([op.operation for op in block.operations]):
                 if op not in ops_before:
                     op.erase()

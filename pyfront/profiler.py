@@ -29,14 +29,17 @@ from typing import Any
 
 import numpy as np
 
+from pyfront.bounded import remember
 from pyfront.errors import Unsupported
 from pyfront.source import compile_in_scope, live_def
+from pyfront.specialize import is_constant, key_of
 
 _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
 _INNER = "__pyfront_instrumented__"
 _CALLEE = "__pyfront_callee__"
 _MAX_VALUES = 8
+_MAX_COPIES = 64  # instrumented copies of differentiated callees kept
 
 
 def describe_value(value: Any) -> tuple:
@@ -50,6 +53,8 @@ def describe_value(value: Any) -> tuple:
         type(v) in (int, float, bool, str, type(None)) for v in value
     )):
         return (t, None, None, value)
+    if is_constant(value):  # functions, slices, dtypes...: as the dispatch key sees them (held alive)
+        return (t, None, None, ("key", key_of(value)))
     return (t, None, None, ("id", id(value)))
 
 
@@ -76,7 +81,7 @@ class Observation:
         for (t, dtype, shape, value), n in self.facts.most_common(3):
             if dtype is not None:
                 parts.append(f"{t.__name__} {dtype}{list(shape) if shape else ''}")
-            elif isinstance(value, tuple) and value[:1] == ("id",):
+            elif isinstance(value, tuple) and value[:1] in (("id",), ("key",)):
                 parts.append(t.__name__)
             else:
                 parts.append(f"{t.__name__} {value!r}"[:40])
@@ -226,7 +231,8 @@ class Profiler:
                 if f is self.fn:
                     self.profile.instrumented = False
                     self.profile.note = f"site profiling unavailable: {e}"
-            self._copies[(f, callee)] = entry
+            # Bounded: a closure made per call is a new function each time.
+            remember(self._copies, (f, callee), entry, _MAX_COPIES)
         copy = entry[1]
         if copy is None:
             return f  # called as is; its branches stay unprofiled (not speculated)

@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pyfront.bounded import BoundedCounter
+
 # "file:line: reason" (an interpreter reason) or "file:line:col: [kind] reason" (a deopt).
 _SITE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?: (?P<rest>.*)$", re.DOTALL)
 
@@ -90,9 +92,11 @@ class Report:
     deopts: int = 0
     compilations: int = 0
     variants: list[VariantReport] = field(default_factory=list)
-    interpreter_reasons: Counter = field(default_factory=Counter)
-    deopt_reasons: Counter = field(default_factory=Counter)
+    # Bounded: reasons may name values (a key, a changed constant), which calls bring without end.
+    interpreter_reasons: Counter = field(default_factory=BoundedCounter)
+    deopt_reasons: Counter = field(default_factory=BoundedCounter)
     relaxations: list[str] = field(default_factory=list)
+    evictions: int = 0  # variants evicted, least recently used first, to stay within max_variants
     profile_lines: list[str] = field(default_factory=list)
     filename: str = ""
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
@@ -195,6 +199,9 @@ class Report:
         if self.deopt_reasons:
             lines.append("  deoptimized because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.deopt_reasons.most_common())
+        if self.evictions:
+            lines.append(f"  evicted {self.evictions} variants (the least recently used, to stay within "
+                         "max_variants; a key evicted and compiled again doubles the calls a new key needs)")
         if self.relaxations:
             lines.append("  relaxed assumptions:")
             lines.extend(f"    {r}" for r in self.relaxations)

@@ -127,15 +127,41 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     if t is float:
         # 0.0 == -0.0 but they compute differently; NaN never equals itself and always misses.
         return (t, value, math.copysign(1.0, value))
-    if t in (int, bool, str, bytes, complex, type(None)):
+    if t is complex:
+        return (t, value, math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
+    if t in (int, bool, str, bytes, type(None)):
         return (t, value)
     if t in (tuple, list):
         return (t,) + tuple(key_of(v) for v in value)
     if isinstance(value, np.generic):
         return (t,)
+    if t is slice:  # by value, each bound keyed by its own type (slice(0, 2.0) == slice(0, 2))
+        return (t, key_of(value.start), key_of(value.stop), key_of(value.step))
+    if t is range:  # not by ==: range(0) == range(5, 5), but their .start differ
+        return (t, value.start, value.stop, value.step)
+    if isinstance(value, np.dtype):
+        return (t, value)  # by value: equal dtypes are interchangeable wherever NumPy takes one
     if is_constant(value):
-        return (t, id(value))  # compared by identity: functions, modules, types
+        # Functions, modules, types, ufuncs: by identity, holding the object, so that its
+        # address cannot be reused by another object (e.g. a closure made per call, whose
+        # inlined body guards the cells of the closure this variant was compiled for).
+        return (t, Identity(value))
     return ("object", t)
+
+
+class Identity:
+    """A key part equal only to one holding the same object, and keeping that object alive."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Identity and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
 
 
 def describe_key(key: tuple) -> str:

@@ -26,9 +26,11 @@ changed, a subtree swapped) is never served by a stale variant.
 The signature cache is bounded (`MAX_SIGNATURES`, cleared when full), since a
 path's summary may include values no variant specializes on. `failed`
 remembers, per signature, why compiling a variant for it failed, so the same
-failure is not compiled again; both are forgotten when a new variant adds paths
-(the signature then has another layout). Mutations happen under the compiled
-function's lock; lookups read a tuple snapshot of the variants.
+failure is not compiled again (the `MAX_FAILED` most recent ones). The paths
+are those the live variants' guards read: adding or removing a variant that
+changes them changes the signature's layout, and both tables are forgotten.
+Mutations happen under the compiled function's lock; lookups read a tuple
+snapshot of the variants.
 """
 
 from __future__ import annotations
@@ -37,11 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from pyfront.bounded import remember
 from pyfront.dialects.state_path import Path
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.runtime.results import make_resolver
-from pyfront.specialize import is_constant
+from pyfront.specialize import is_constant, key_of
 
 MAX_SIGNATURES = 1024
+MAX_FAILED = 64
 _UNREADABLE = ("unreadable",)  # reading the path raised (e.g. a Leaf has no .left)
 
 
@@ -59,7 +64,7 @@ def summary(value: Any) -> Any:
     if t in (int, bool, str, bytes, type(None)):
         return (t, value)
     if is_constant(value):
-        return (t, id(value))
+        return key_of(value)  # by value, or holding the object (a dead one's address may be reused)
     return t  # objects (their class) and NumPy scalars (runtime values: their type)
 
 
@@ -79,7 +84,8 @@ class VariantGroup:
         for resolve in self._resolvers:
             try:
                 out.append(summary(resolve(args)))
-            except Exception:  # noqa: BLE001 - the path does not exist for these arguments
+            except Exception as e:  # noqa: BLE001 - the path does not exist for these arguments
+                reraise_if_asynchronous(e)
                 out.append(_UNREADABLE)
         return tuple(out)
 
@@ -115,23 +121,29 @@ class VariantGroup:
         return self.failed.get(self.signature(args)) if self.failed else None
 
     def fail(self, args: tuple, reason: str) -> None:
-        self.failed[self.signature(args)] = reason
+        remember(self.failed, self.signature(args), reason, MAX_FAILED)
 
     def add(self, variant: Any) -> None:
         self.variants = (*self.variants, variant)
-        known = {str(p) for p in self.paths}
-        added = False
-        for g in variant.state_guards:
-            path = getattr(g, "path", None)  # StateGuards; AliasGuards compare several paths
-            if path is not None and str(path) not in known:
-                known.add(str(path))
-                self.paths.append(path)
-                self._resolvers.append(make_resolver(path, self.fn))
-                added = True
-        if added:
-            self._by_signature = {}
-            self.failed = {}
+        self._index_paths()
 
     def remove(self, variant: Any) -> None:
+        """Forget a variant (retired or evicted); the paths only it read are no longer read."""
         self.variants = tuple(v for v in self.variants if v is not variant)
         self._by_signature = {s: v for s, v in self._by_signature.items() if v is not variant}
+        self._index_paths()
+
+    def _index_paths(self) -> None:
+        """The state paths the variants' guards read, in first-seen order."""
+        paths: dict[str, Path] = {}
+        for v in self.variants:
+            for g in v.state_guards:
+                path = getattr(g, "path", None)  # StateGuards; AliasGuards compare several paths
+                if path is not None:
+                    paths.setdefault(str(path), path)
+        if list(paths) == [str(p) for p in self.paths]:
+            return
+        self.paths = list(paths.values())
+        self._resolvers = [make_resolver(p, self.fn) for p in self.paths]
+        self._by_signature = {}
+        self.failed = {}

@@ -98,6 +98,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from iree import runtime as ireert
+from pyfront.interrupts import asynchronous_cause
 from pyfront.runtime import disk_cache
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
@@ -663,7 +664,8 @@ class _Function:
             # The context is dropped, not pooled: IREE promises nothing about
             # a context whose call failed.
             self._module._drop_context()
-            e.add_note(f"while calling IREE function {self.name!r}")
+            if asynchronous_cause(e) is None:  # the caller's own exception goes on unchanged
+                e.add_note(f"while calling IREE function {self.name!r}")
             raise
         pool.append(context)
         # Free the input buffers before the results are copied out: for large

@@ -24,6 +24,7 @@ two buffers per parameter. The kept arrays live as long as the variant.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,10 @@ from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
 
 from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
+from pyfront.interrupts import reraise_if_asynchronous
+
+
+_USE_CLOCK = itertools.count()  # next() is atomic: concurrent calls never share a tick
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class Variant:
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     calls: int = 0
+    # When the variant last ran a call (or was compiled): the least recent is evicted first.
+    last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
     _inputs: list = field(default_factory=list, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
     _alias_checks: list = field(default_factory=list, repr=False)
@@ -150,6 +157,7 @@ class Variant:
             try:
                 value = resolve(args)
             except Exception as e:  # noqa: BLE001 - the interpreter will raise it properly
+                reraise_if_asynchronous(e)
                 return Deopt("state", g.site, f"reading {g.path} raised {type(e).__name__}")
             if not g.holds_for(value):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
@@ -157,6 +165,7 @@ class Variant:
             try:
                 values = [resolve(args) for resolve in resolvers]
             except Exception as e:  # noqa: BLE001
+                reraise_if_asynchronous(e)
                 return Deopt("state", g.site, f"reading state raised {type(e).__name__}")
             if not g.holds_for(values):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
@@ -178,6 +187,7 @@ class Variant:
             storage = [_take(spare) for spare in self._spares]
             outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
+            reraise_if_asynchronous(e)  # the caller's, not a failure of the compiled code
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
@@ -212,6 +222,7 @@ class Variant:
             if type(old) is np.ndarray and not self._spares[s]:
                 self._spares[s].append(old)
         self.calls += 1
+        self.last_used = next(_USE_CLOCK)
         return result
 
     def describe_guards(self) -> list[str]:
