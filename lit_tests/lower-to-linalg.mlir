@@ -212,6 +212,45 @@ func.func @astype_where(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {
 
 // -----
 
+/// A float32 sum accumulates in float64 (and the sum of magnitudes, to see
+/// where NumPy's float32 partial sums could overflow), then rounds once: +inf
+/// where the terms are finite but their magnitudes exceed half float32's max.
+/// A float64 sum accumulates in its own type.
+
+// CHECK-LABEL: func.func @float32_sum
+// CHECK:         %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<4xf64>)
+// CHECK:         %[[ACC:.*]]:2 = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      outs(%[[ZERO]], %[[ZERO]] : tensor<4xf64>, tensor<4xf64>)
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[T:.*]]: f64, %[[M:.*]]: f64):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT:      %[[T2:.*]] = arith.addf %[[T]], %[[W]] : f64
+// CHECK-NEXT:      %[[A:.*]] = math.absf %[[W]] : f64
+// CHECK-NEXT:      %[[M2:.*]] = arith.addf %[[M]], %[[A]] : f64
+// CHECK-NEXT:      linalg.yield %[[T2]], %[[M2]] : f64, f64
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[ACC]]#0, %[[ACC]]#1 : tensor<4xf64>, tensor<4xf64>)
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.cmpf ogt, %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.select
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+// CHECK:         } -> tensor<4xf32>
+// CHECK-LABEL: func.func @float64_sum
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT:       arith.truncf
+func.func @float32_sum(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @float64_sum(%a: tensor<4x8xf64>) -> tensor<4xf64> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
 /// Ops outside the pyfront dialect are left alone.
 
 // CHECK-LABEL: func.func @not_pyfront

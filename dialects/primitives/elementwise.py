@@ -97,20 +97,27 @@ def _float_extremum(pred: str) -> Body:
     return body
 
 
-def _safe_divisor(b: ir.Value) -> tuple[ir.Value, ir.Value]:
-    # NumPy yields 0 for integer division by zero (with a warning the front end
-    # turns into a guard); the divisor is made nonzero so no trap can happen.
+def _safe_divisor(b: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(b == 0, b == -1, b with 0 and -1 replaced by 1): a divisor no division can trap on.
+
+    NumPy yields 0 for integer division by zero and MIN for MIN // -1 (with
+    warnings the front end turns into guards); x86's idiv traps on both, and
+    LLVM's sdiv/srem are undefined there. x % -1 is 0 like x % 1, and x // -1
+    is -x (wrapping, as NumPy's MIN // -1 is MIN).
+    """
     is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, 0))
-    return is_zero, arith.select(is_zero, _c(b, 1), b)
+    is_minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, -1))
+    return is_zero, is_minus_one, arith.select(arith.ori(is_zero, is_minus_one), _c(b, 1), b)
 
 
 def _int_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
-    is_zero, safe = _safe_divisor(b)
-    return arith.select(is_zero, _c(a, 0), arith.floordivsi(a, safe))
+    is_zero, is_minus_one, safe = _safe_divisor(b)
+    quotient = arith.select(is_minus_one, arith.subi(_c(a, 0), a), arith.floordivsi(a, safe))
+    return arith.select(is_zero, _c(a, 0), quotient)
 
 
 def _int_mod(a: ir.Value, b: ir.Value) -> ir.Value:
-    is_zero, safe = _safe_divisor(b)
+    is_zero, _, safe = _safe_divisor(b)
     rem = arith.remsi(a, safe)
     zero = _c(a, 0)
     adjust = arith.andi(
