@@ -251,6 +251,27 @@ func.func @float64_sum(%a: tensor<4x8xf64>) -> tensor<4xf64> {
 
 // -----
 
+/// float32 sin reduces its argument in float64 (k = floor(x * 2/pi + 0.5),
+/// three parts of pi/2), sums Taylor series in float64, and rounds once; past
+/// 2**22 (or for NaN/inf) it yields NaN, which guard-fp-events reports.
+/// +-0 is returned as is (NumPy's sign of zero).
+
+// CHECK-LABEL: func.func @float32_sin
+// CHECK:         ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[W:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK:           math.floor %{{.*}} : f64
+// CHECK-COUNT-3:   arith.subf %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+// CHECK:           %[[V:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:           arith.select %{{.*}}, %[[X]], %[[V]] : f32
+// CHECK-NOT:       math.sin
+func.func @float32_sin(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.sin"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 /// Ops outside the pyfront dialect are left alone.
 
 // CHECK-LABEL: func.func @not_pyfront

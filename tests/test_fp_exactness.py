@@ -5,6 +5,9 @@ NumPy's answer, or deopt to the interpreter, which does.
 
 - float32 `sum`/`mean`: IREE adds in loop order (10**6 times 0.1 was 0.96%
   off); the lowering accumulates in float64 (reduction.py `_float32_sum`).
+- float32 `sin`/`cos`: IREE reduced the argument in float32 (sin(1e10) was
+  -6e21, 8.8e-5 off at |x| ~ 3e3, 1.5e-4 relative at 1e-3); trig.py reduces
+  in float64 and deopts past 2**22.
 - `MIN // -1` overflows with NumPy's RuntimeWarning (a guard deopts), and
   `%` by -1 is 0 (IREE's int16 remainder gave -1).
 """
@@ -79,3 +82,34 @@ def test_min_remainder_minus_one_is_zero_without_a_warning(dtype):
     calls = [(np.array([np.iinfo(dtype).min, 7, -7], dtype), np.array([-1, -1, 2], dtype))] * 3
     compiled = check(remainder, calls)
     assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def sin_cos(x):
+    return np.sin(x), np.cos(x)
+
+
+def test_float32_sin_cos_of_large_arguments_are_numpys():
+    x = np.array([1000.5, -12345.678, 3e6, 4e6, 1e-3, -2.5e-5, np.pi / 2 * 1001], np.float32)
+    compiled = check(sin_cos, [(x,)] * 3)
+    assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def test_float32_sin_cos_within_two_ulp_of_numpy():
+    # Both are within 1.4 ulp of the exact value (trig.py): never more than 2 apart.
+    x = np.geomspace(1e-6, 4e6, 20001, dtype=np.float32)
+    x = np.concatenate([x, -x, np.float32(np.pi / 2) * np.arange(-3000, 3000, dtype=np.float32)])
+    compiled = pyfront.compile(sin_cos, profile_calls=1)
+    compiled(x)
+    got = compiled(x)
+    assert pyfront.explain(compiled).compiled_calls == 1
+    for value, expected in zip(got, sin_cos(x)):
+        ulps = np.abs(value.astype(np.float64) - expected) / np.spacing(np.abs(expected))
+        assert ulps.max() <= 2, (x[ulps.argmax()], value[ulps.argmax()], expected[ulps.argmax()])
+
+
+def test_float32_sin_past_the_reduction_limit_deopts():
+    ok = np.array([1.0, 2.0], np.float32)
+    far = np.array([1e10, 2.0], np.float32)
+    compiled = check(sin_cos, [(ok,), (ok,), (far,), (ok,)])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 1 and report.compiled_calls == 2, str(report)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import bind, emit
+from pyfront.dialects.primitives import bind, emit, trig
 from pyfront.dialects.primitives.base import FpEvents, broadcast_shapes, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import isa, shape_of, tensor_dtype
@@ -381,8 +381,8 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "log1p": (np.log1p, {F: _odd_at_zero(math.log1p)}, _log1p, DIV_INV),
     "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt, INVALID),
     "tanh": (np.tanh, {F: _odd_at_zero(_tanh)}, _tanh_vjp, None),
-    "sin": (np.sin, {F: _odd_at_zero(math.sin)}, _sin, INVALID),
-    "cos": (np.cos, {F: math.cos}, _cos, INVALID),
+    "sin": (np.sin, {F: _odd_at_zero(trig.sin)}, _sin, INVALID),
+    "cos": (np.cos, {F: trig.cos}, _cos, INVALID),
     "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant, None),
     "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant, None),
     "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY, None),
