@@ -61,7 +61,7 @@ func.func @tanh_then_matmul(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<
 // CHECK-LABEL: func.func @two_uses
 // CHECK:         linalg.generic
 // CHECK:           math.exp
-// CHECK-NEXT:      linalg.yield
+// CHECK:           linalg.yield
 // CHECK:         linalg.generic
 // CHECK-NOT:       math.exp
 // CHECK:           math.tanh
@@ -83,7 +83,7 @@ func.func @two_uses(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func @broadcast_consumer
 // CHECK:         linalg.generic
 // CHECK:           math.exp
-// CHECK-NEXT:      linalg.yield
+// CHECK:           linalg.yield
 // CHECK:         linalg.generic
 // CHECK:           arith.addf
 // CHECK-NOT:       math.exp

@@ -3,7 +3,8 @@
 // RUN:   | filecheck %s --check-prefix=LOC
 
 /// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
-/// from the indexing map; the body is the float add.
+/// from the indexing map; the body is the float add, NaN where it is 0 but
+/// x != -y (IREE's CPU code flushed NumPy's subnormal sum: subnormal.py).
 
 // CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -16,7 +17,12 @@
 // CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
 // CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[Y]] : f32
-// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.cmpf oeq, %[[S]], %{{.*}} : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[Y]] : f32
+// CHECK-NEXT:      %[[NOT_OPPOSITE:.*]] = arith.cmpf une, %[[X]], %[[NEG]] : f32
+// CHECK-NEXT:      %[[FLUSHED:.*]] = arith.andi %[[ZERO]], %[[NOT_OPPOSITE]] : i1
+// CHECK-NEXT:      %[[MARKED:.*]] = arith.select %[[FLUSHED]], %{{.*}}, %[[S]] : f32
+// CHECK-NEXT:      linalg.yield %[[MARKED]] : f32
 // CHECK:         return %[[R]] : tensor<4x8xf32>
 // CHECK-NOT:     pyfront.
 func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import bind, emit, trig
+from pyfront.dialects.primitives import bind, emit, subnormal, trig
 from pyfront.dialects.primitives.base import FpEvents, broadcast_shapes, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import isa, shape_of, tensor_dtype
@@ -84,6 +84,11 @@ def _float_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
     floordiv = arith.select(div_is_zero, math.copysign(zero, arith.divf(a, b)), floordiv)
     b_is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, b, zero)
     return arith.select(b_is_zero, arith.divf(a, b), floordiv)
+
+
+def _marks_flushed(op: Body, rule: Callable[..., ir.Value]) -> Body:
+    """`op`'s result, NaN where IREE flushed NumPy's subnormal result to zero (subnormal.py)."""
+    return lambda *operands: rule(op(*operands), *operands)
 
 
 def _float_extremum(pred: str) -> Body:
@@ -342,10 +347,10 @@ BOOL_RESULT = NotDifferentiable("bool result")
 Rule = Callable[..., tuple]
 
 BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
-    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}, _add, OV_INV),
-    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}, _subtract, OV_INV),
-    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}, _multiply, OV_INV),
-    "true_divide": (np.true_divide, {F: arith.divf}, _true_divide, ALL3),
+    "add": (np.add, {F: _marks_flushed(arith.addf, subnormal.sum_of), I: arith.addi, B: arith.ori}, _add, OV_INV),
+    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), I: arith.subi}, _subtract, OV_INV),
+    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), I: arith.muli, B: arith.andi}, _multiply, OV_INV),
+    "true_divide": (np.true_divide, {F: _marks_flushed(arith.divf, subnormal.quotient)}, _true_divide, ALL3),
     "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant, ALL3),
     "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder, DIV_INV),
     "power": (np.power, {F: math.powf}, _power, ALL3),
@@ -373,9 +378,9 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative, None),
     "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
+    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
     "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant, None),
-    "exp": (np.exp, {F: math.exp}, _exp, OVERFLOW),
+    "exp": (np.exp, {F: _marks_flushed(math.exp, subnormal.exp)}, _exp, OVERFLOW),
     "expm1": (np.expm1, {F: _odd_at_zero(math.expm1)}, _expm1, OVERFLOW),
     "log": (np.log, {F: math.log}, _log, DIV_INV),
     "log1p": (np.log1p, {F: _odd_at_zero(math.log1p)}, _log1p, DIV_INV),
@@ -475,6 +480,13 @@ WHERE = primitive(
 )
 
 
+def _astype_body(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
+    converted = emit.convert(x, src, dst)
+    if src.kind == "f" and dst.kind == "f" and dst.itemsize < src.itemsize:
+        return subnormal.narrowed(converted, x)  # IREE flushes what NumPy rounds to a subnormal
+    return converted
+
+
 def _astype_impl(x, dtype: str):
     return np.asarray(x).astype(dtype)
 
@@ -493,7 +505,8 @@ ASTYPE = primitive(
     shape_rule=lambda s, **_: s,
     dtype_rule=lambda d, dtype, **_: np.dtype(dtype),
     lower=lambda view, x: emit.elementwise(
-        [x], shape_of(view.result.type), tensor_dtype(view.result.type), lambda args: emit.convert(args[0], tensor_dtype(x.type), tensor_dtype(view.result.type))
+        [x], shape_of(view.result.type), tensor_dtype(view.result.type),
+        lambda args: _astype_body(args[0], tensor_dtype(x.type), tensor_dtype(view.result.type))
     ),
     arity=1,
     params=(Attr("dtype", "str", "target NumPy dtype name"),),

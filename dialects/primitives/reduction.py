@@ -32,7 +32,7 @@ import functools
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import bind, emit
+from pyfront.dialects.primitives import bind, emit, subnormal
 from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import element_type, shape_of, tensor_dtype
@@ -110,7 +110,8 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
     sum of NumPy's is at most the sum of |x| (times 1 + 1e-5), so where that
     exceeds half float32's max (and the terms are finite) the result is +inf:
     guard-fp-events sees an overflow and the call deopts to NumPy (needlessly,
-    at worst).
+    at worst). A sum that rounds to a float32 subnormal is NaN (subnormal.py:
+    IREE would flush it to zero).
     """
     f64 = np.dtype(np.float64)
     t64 = element_type(f64)
@@ -131,8 +132,11 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
         may_overflow = arith.andi(finite, arith.cmpf(arith.CmpFPredicate.OGT, magnitude, arith.constant(t64, limit)))
         return arith.select(may_overflow, arith.constant(t64, np.inf), total)
 
-    return emit.elementwise([total, magnitude], emit.static_shape(out_sizes), FLOAT32,
-                            lambda a: arith.truncf(element_type(FLOAT32), rounded(a)))
+    def body(a):
+        wide = rounded(a)
+        return subnormal.narrowed(arith.truncf(element_type(FLOAT32), wide), wide)
+
+    return emit.elementwise([total, magnitude], emit.static_shape(out_sizes), FLOAT32, body)
 
 
 def _keepdims(out: ir.Value, x: ir.Value, axes) -> ir.Value:
@@ -280,7 +284,8 @@ def _lower_mean(view, x: ir.Value) -> ir.Value:
     dtype = tensor_dtype(x.type)
     total = _reduce(x, "sum", view.axes, view.keepdims)
     count = emit.size_as(emit.product([emit.dim(x, a) for a in view.axes]), dtype)
-    return emit.elementwise([total], shape_of(total.type), dtype, lambda a: arith.divf(a[0], count))
+    return emit.elementwise([total], shape_of(total.type), dtype,
+                            lambda a: subnormal.quotient(arith.divf(a[0], count), a[0], count))
 
 
 @_float_only
