@@ -105,6 +105,14 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
     (NumPy: 1.2e-7) for 10**3..10**7 times 0.1, and 0 for 10**6 uniform
     [0, 1) values (NumPy 0; loop order 4.3e-6).
 
+    Speed (2-core AMD EPYC, cpu-sync, medians, noisy shared machine): float32
+    sum of 10**6 values 1.4-1.45 ms -> 1.5-1.75 ms (NumPy 0.15 ms); softmax
+    256x1000 0.44-0.46 -> 0.63-0.65 ms; gelu+layernorm 256x1024 0.52-0.58 ->
+    0.71-0.80 ms. IREE keeps each reduction a sequential chain (hence 0.96%),
+    now in float64. Splitting the reduced dim into 8 lanes (to have IREE
+    vectorize across them) made the 10**6 sum 8.5 ms, and checking each term
+    for overflow instead of accumulating sum |x| was no faster.
+
     Overflow: NumPy's float32 partial sums can overflow (a RuntimeWarning and
     an inf) where float64's cannot, and later terms can cancel it. A partial
     sum of NumPy's is at most the sum of |x| (times 1 + 1e-5), so where that

@@ -21,6 +21,16 @@ deopting:
 - float64 -> float32 casts and the rounding of float32 sums (accumulated in
   float64): a value whose magnitude lies between half float32's smallest
   subnormal and its smallest normal.
+
+Cost: the rules add 5-7 scalar ops to each such op's body (fused, no extra
+dispatch); the input guards are one check per float input, which measured
+no slower. Measured (2-core AMD EPYC, cpu-sync, float32, medians of a noisy
+shared machine): gelu+layernorm 256x1024 0.71-0.80 ms -> 1.39-1.70 ms, and
+16x256 36 -> 45-65 us; softmax 256x1000 0.63-0.65 -> 0.73-0.83 ms; softmax
+32x10 unchanged (24 us).
+
+Not covered (IREE still flushes there): float64 sums and means, `prod`,
+matmul, convolutions, `power`, `arctan2`, float32 `%` and `//`.
 """
 
 from __future__ import annotations
