@@ -32,16 +32,19 @@ func.func @if_regions(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-/// `while h.sum() > t: h = h * 0.5`: the condition region (a reduction and a
-/// comparison) and the body region of `scf.while` are both lowered; the loop
+/// `while h.sum() > t: h = h * 0.5`: the condition region (a reduction, in
+/// float64 and rounded, and a comparison) and the body region of `scf.while` are both lowered; the loop
 /// still carries the tensor.
 
 // CHECK-LABEL: func.func @while_regions
 // CHECK-SAME:    (%[[H0:.*]]: tensor<4xf32>, %[[T:.*]]: tensor<f32>, %[[HALF:.*]]: tensor<f32>)
 // CHECK:         %[[OUT:.*]] = scf.while (%[[H:.*]] = %[[H0]]) : (tensor<4xf32>) -> tensor<4xf32> {
-// CHECK:           %[[S:.*]] = linalg.generic
+// CHECK:           %[[ACC:.*]]:2 = linalg.generic
 // CHECK-SAME:        iterator_types = ["reduction"]
 // CHECK-SAME:        ins(%[[H]] : tensor<4xf32>)
+// CHECK:           %[[S:.*]] = linalg.generic
+// CHECK-SAME:        ins(%[[ACC]]#0, %[[ACC]]#1 : tensor<f64>, tensor<f64>)
+// CHECK:             arith.truncf
 // CHECK:           %[[GT:.*]] = linalg.generic
 // CHECK-SAME:        ins(%[[S]], %[[T]] : tensor<f32>, tensor<f32>)
 // CHECK:             arith.cmpf ogt

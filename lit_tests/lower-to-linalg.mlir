@@ -3,7 +3,8 @@
 // RUN:   | filecheck %s --check-prefix=LOC
 
 /// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
-/// from the indexing map; the body is the float add.
+/// from the indexing map; the body is the float add, NaN where it is 0 but
+/// x != -y (IREE's CPU code flushed NumPy's subnormal sum: subnormal.py).
 
 // CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -16,7 +17,12 @@
 // CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
 // CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[Y]] : f32
-// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.cmpf oeq, %[[S]], %{{.*}} : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[Y]] : f32
+// CHECK-NEXT:      %[[NOT_OPPOSITE:.*]] = arith.cmpf une, %[[X]], %[[NEG]] : f32
+// CHECK-NEXT:      %[[FLUSHED:.*]] = arith.andi %[[ZERO]], %[[NOT_OPPOSITE]] : i1
+// CHECK-NEXT:      %[[MARKED:.*]] = arith.select %[[FLUSHED]], %{{.*}}, %[[S]] : f32
+// CHECK-NEXT:      linalg.yield %[[MARKED]] : f32
 // CHECK:         return %[[R]] : tensor<4x8xf32>
 // CHECK-NOT:     pyfront.
 func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
@@ -207,6 +213,66 @@ func.func @reshape(%a: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
 func.func @astype_where(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {
   %c = "pyfront.astype"(%a) {dtype = "bool"} : (tensor<4xf32>) -> tensor<4xi1>
   %0 = "pyfront.where"(%c, %a, %b) : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+/// A float32 sum accumulates in float64 (and the sum of magnitudes, to see
+/// where NumPy's float32 partial sums could overflow), then rounds once: +inf
+/// where the terms are finite but their magnitudes exceed half float32's max.
+/// A float64 sum accumulates in its own type.
+
+// CHECK-LABEL: func.func @float32_sum
+// CHECK:         %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<4xf64>)
+// CHECK:         %[[ACC:.*]]:2 = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      outs(%[[ZERO]], %[[ZERO]] : tensor<4xf64>, tensor<4xf64>)
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[T:.*]]: f64, %[[M:.*]]: f64):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT:      %[[T2:.*]] = arith.addf %[[T]], %[[W]] : f64
+// CHECK-NEXT:      %[[A:.*]] = math.absf %[[W]] : f64
+// CHECK-NEXT:      %[[M2:.*]] = arith.addf %[[M]], %[[A]] : f64
+// CHECK-NEXT:      linalg.yield %[[T2]], %[[M2]] : f64, f64
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[ACC]]#0, %[[ACC]]#1 : tensor<4xf64>, tensor<4xf64>)
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.cmpf ogt, %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.select
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+// CHECK:         } -> tensor<4xf32>
+// CHECK-LABEL: func.func @float64_sum
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT:       arith.truncf
+func.func @float32_sum(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @float64_sum(%a: tensor<4x8xf64>) -> tensor<4xf64> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+/// float32 sin reduces its argument in float64 (k = floor(x * 2/pi + 0.5),
+/// three parts of pi/2), sums Taylor series in float64, and rounds once; past
+/// 2**22 (or for NaN/inf) it yields NaN, which guard-fp-events reports.
+/// +-0 is returned as is (NumPy's sign of zero).
+
+// CHECK-LABEL: func.func @float32_sin
+// CHECK:         ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[W:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK:           math.floor %{{.*}} : f64
+// CHECK-COUNT-3:   arith.subf %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+// CHECK:           %[[V:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:           arith.select %{{.*}}, %[[X]], %[[V]] : f32
+// CHECK-NOT:       math.sin
+func.func @float32_sin(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.sin"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -3,7 +3,7 @@
 `JIT_PIPELINE` is the default, in order. `REQUIRED` passes lower what IREE
 cannot read (Python state, guards, pyfront array ops) or keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
-and errors): a pipeline without one of them is wrong or cannot run, so
+and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
 only make the program faster and may be left out, e.g. for an ablation:
 
@@ -21,6 +21,8 @@ JIT_PIPELINE: tuple[str, ...] = (
     "unroll",
     # After the passes that add primitive ops, before `specialize` folds any away.
     "guard-fp-events",
+    # Before `specialize`, whose folding would give arguments' checks constant operands.
+    "guard-subnormal-inputs",
     "specialize",
     "hoist-entry-guards",
     # Reads the guards just hoisted: inside the call, what they pin is a constant.
@@ -34,7 +36,8 @@ JIT_PIPELINE: tuple[str, ...] = (
     "bind-result-storage",
 )
 
-REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "lower-guards", "lower-to-linalg")
+REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
+                             "lower-to-linalg")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so
 # fuse saves only a dispatch or three (mostly guard-fp-events' checks), and it

@@ -58,6 +58,7 @@ def _load_all() -> None:
         differentiate,
         fuse,
         guard_fp_events,
+        guard_subnormal_inputs,
         hoist_entry_guards,
         lower_deferred_state,
         lower_guards,

@@ -127,7 +127,17 @@ def _fold(op: ir.Operation) -> np.ndarray | None:
         return None
     if result.dtype == np.bool_ and result.size and not (result == result.flat[0]).all():
         return None
+    if has_subnormal(result):
+        return None  # IREE's CPU code would read the constant as zero (guard-subnormal-inputs)
     return result
+
+
+def has_subnormal(array: np.ndarray) -> bool:
+    """A float array holds a nonzero value below the smallest normal in magnitude."""
+    if array.dtype.kind != "f":
+        return False
+    magnitude = np.abs(array)
+    return bool(((magnitude > 0) & (magnitude < np.finfo(array.dtype).smallest_normal)).any())
 
 
 # Guards ------------------------------------------------------------------------

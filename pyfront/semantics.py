@@ -144,14 +144,30 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     if uf is np.power and in_dtypes[0].kind != "f":
         raise Unsupported("integer power is not supported by the compiler yet")
     if uf in (np.floor_divide, np.remainder) and in_dtypes[1].kind == "i":
-        divisor = values[1]
-        nonzero = get("not_equal").build([divisor, emit.dense(np.zeros((), in_dtypes[1]))])
-        all_nonzero = reduce_all(nonzero)
-        guard(all_nonzero, "value", "integer division by zero (NumPy warns)")
+        _guard_int_division(uf, values, in_dtypes[1])
     result = build(name, values)
     assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
     shape = Tensor(result, np.ndarray).shape
     return Tensor(result, result_pytype(shape, out_dtype))
+
+
+def _guard_int_division(uf: np.ufunc, values: list[ir.Value], dtype: np.dtype) -> None:
+    """Guard the integer divisions NumPy warns about: by zero, and (floor_divide only) MIN // -1.
+
+    NumPy returns 0 for both, and MIN for MIN // -1 ("overflow encountered in
+    floor_divide"); `%` by -1 is 0 without a warning. The primitives compute
+    those values without trapping (elementwise.py `_safe_divisor`), so a guard
+    only has to send the call to the interpreter, which warns.
+    """
+    def every(name: str, operand: ir.Value, value: int) -> ir.Value:
+        return get(name).build([operand, emit.dense(np.asarray(value, dtype))])
+
+    guard(reduce_all(every("not_equal", values[1], 0)), "value", "integer division by zero (NumPy warns)")
+    if uf is np.floor_divide:
+        overflows = get("logical_and").build([every("equal", values[0], np.iinfo(dtype).min),
+                                               every("equal", values[1], -1)])
+        no_overflow = get("logical_not").build([overflows])
+        guard(reduce_all(no_overflow), "value", f"integer overflow in {dtype} floor_divide: MIN // -1 (NumPy warns)")
 
 
 PYTHON_FLOAT_OPS = {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.less, np.less_equal,

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import bind, emit
+from pyfront.dialects.primitives import bind, emit, subnormal, trig
 from pyfront.dialects.primitives.base import FpEvents, broadcast_shapes, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import isa, shape_of, tensor_dtype
@@ -86,6 +86,11 @@ def _float_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(b_is_zero, arith.divf(a, b), floordiv)
 
 
+def _marks_flushed(op: Body, rule: Callable[..., ir.Value]) -> Body:
+    """`op`'s result, NaN where IREE flushed NumPy's subnormal result to zero (subnormal.py)."""
+    return lambda *operands: rule(op(*operands), *operands)
+
+
 def _float_extremum(pred: str) -> Body:
     # NumPy's maximum/minimum: `a if (a > b or isnan(a)) else b` (`<` for minimum).
     # NaN propagates from either side and ties give b, so maximum(0.0, -0.0) is
@@ -97,20 +102,27 @@ def _float_extremum(pred: str) -> Body:
     return body
 
 
-def _safe_divisor(b: ir.Value) -> tuple[ir.Value, ir.Value]:
-    # NumPy yields 0 for integer division by zero (with a warning the front end
-    # turns into a guard); the divisor is made nonzero so no trap can happen.
+def _safe_divisor(b: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(b == 0, b == -1, b with 0 and -1 replaced by 1): a divisor no division can trap on.
+
+    NumPy yields 0 for integer division by zero and MIN for MIN // -1 (with
+    warnings the front end turns into guards); x86's idiv traps on both, and
+    LLVM's sdiv/srem are undefined there. x % -1 is 0 like x % 1, and x // -1
+    is -x (wrapping, as NumPy's MIN // -1 is MIN).
+    """
     is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, 0))
-    return is_zero, arith.select(is_zero, _c(b, 1), b)
+    is_minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, -1))
+    return is_zero, is_minus_one, arith.select(arith.ori(is_zero, is_minus_one), _c(b, 1), b)
 
 
 def _int_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
-    is_zero, safe = _safe_divisor(b)
-    return arith.select(is_zero, _c(a, 0), arith.floordivsi(a, safe))
+    is_zero, is_minus_one, safe = _safe_divisor(b)
+    quotient = arith.select(is_minus_one, arith.subi(_c(a, 0), a), arith.floordivsi(a, safe))
+    return arith.select(is_zero, _c(a, 0), quotient)
 
 
 def _int_mod(a: ir.Value, b: ir.Value) -> ir.Value:
-    is_zero, safe = _safe_divisor(b)
+    is_zero, _, safe = _safe_divisor(b)
     rem = arith.remsi(a, safe)
     zero = _c(a, 0)
     adjust = arith.andi(
@@ -335,10 +347,10 @@ BOOL_RESULT = NotDifferentiable("bool result")
 Rule = Callable[..., tuple]
 
 BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
-    "add": (np.add, {F: arith.addf, I: arith.addi, B: arith.ori}, _add, OV_INV),
-    "subtract": (np.subtract, {F: arith.subf, I: arith.subi}, _subtract, OV_INV),
-    "multiply": (np.multiply, {F: arith.mulf, I: arith.muli, B: arith.andi}, _multiply, OV_INV),
-    "true_divide": (np.true_divide, {F: arith.divf}, _true_divide, ALL3),
+    "add": (np.add, {F: _marks_flushed(arith.addf, subnormal.sum_of), I: arith.addi, B: arith.ori}, _add, OV_INV),
+    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), I: arith.subi}, _subtract, OV_INV),
+    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), I: arith.muli, B: arith.andi}, _multiply, OV_INV),
+    "true_divide": (np.true_divide, {F: _marks_flushed(arith.divf, subnormal.quotient)}, _true_divide, ALL3),
     "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant, ALL3),
     "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder, DIV_INV),
     "power": (np.power, {F: math.powf}, _power, ALL3),
@@ -366,16 +378,16 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative, None),
     "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: arith.mulf(a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
+    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
     "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant, None),
-    "exp": (np.exp, {F: math.exp}, _exp, OVERFLOW),
+    "exp": (np.exp, {F: _marks_flushed(math.exp, subnormal.exp)}, _exp, OVERFLOW),
     "expm1": (np.expm1, {F: _odd_at_zero(math.expm1)}, _expm1, OVERFLOW),
     "log": (np.log, {F: math.log}, _log, DIV_INV),
     "log1p": (np.log1p, {F: _odd_at_zero(math.log1p)}, _log1p, DIV_INV),
     "sqrt": (np.sqrt, {F: math.sqrt}, _sqrt, INVALID),
     "tanh": (np.tanh, {F: _odd_at_zero(_tanh)}, _tanh_vjp, None),
-    "sin": (np.sin, {F: _odd_at_zero(math.sin)}, _sin, INVALID),
-    "cos": (np.cos, {F: math.cos}, _cos, INVALID),
+    "sin": (np.sin, {F: _odd_at_zero(trig.sin)}, _sin, INVALID),
+    "cos": (np.cos, {F: trig.cos}, _cos, INVALID),
     "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant, None),
     "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant, None),
     "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY, None),
@@ -468,6 +480,13 @@ WHERE = primitive(
 )
 
 
+def _astype_body(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
+    converted = emit.convert(x, src, dst)
+    if src.kind == "f" and dst.kind == "f" and dst.itemsize < src.itemsize:
+        return subnormal.narrowed(converted, x)  # IREE flushes what NumPy rounds to a subnormal
+    return converted
+
+
 def _astype_impl(x, dtype: str):
     return np.asarray(x).astype(dtype)
 
@@ -486,7 +505,8 @@ ASTYPE = primitive(
     shape_rule=lambda s, **_: s,
     dtype_rule=lambda d, dtype, **_: np.dtype(dtype),
     lower=lambda view, x: emit.elementwise(
-        [x], shape_of(view.result.type), tensor_dtype(view.result.type), lambda args: emit.convert(args[0], tensor_dtype(x.type), tensor_dtype(view.result.type))
+        [x], shape_of(view.result.type), tensor_dtype(view.result.type),
+        lambda args: _astype_body(args[0], tensor_dtype(x.type), tensor_dtype(view.result.type))
     ),
     arity=1,
     params=(Attr("dtype", "str", "target NumPy dtype name"),),

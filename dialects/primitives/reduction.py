@@ -30,12 +30,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from pyfront.dialects.mlir import arith, ir, linalg
+from pyfront.dialects.mlir import arith, ir, linalg, math
 from pyfront.dialects.opdef import Attr
-from pyfront.dialects.primitives import bind, emit
+from pyfront.dialects.primitives import bind, emit, subnormal
 from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
-from pyfront.dialects.types import shape_of, tensor_dtype
+from pyfront.dialects.types import element_type, shape_of, tensor_dtype
 
 PARAMS = (
     Attr("axes", "i64s", "reduced axes, sorted and non-negative"),
@@ -43,6 +43,7 @@ PARAMS = (
 )
 INT64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
+FLOAT32 = np.dtype(np.float32)
 
 
 def reduced_shape(shape, *, axes, keepdims, nonempty: bool = False):
@@ -83,10 +84,67 @@ def _combine(kind: str, dtype: np.dtype):
 def _reduce(x: ir.Value, kind: str, axes, keepdims: bool) -> ir.Value:
     dtype = tensor_dtype(x.type)
     out_sizes = reduced_shape(emit.dims(x), axes=axes, keepdims=False)
-    init = emit.fill(_identity(kind, dtype), out_sizes, dtype)
-    combine = _combine(kind, dtype)
-    (out,) = emit.reduction(x, axes, [init], lambda a: combine(a[0], a[1]))
+    if kind == "sum" and dtype == FLOAT32:
+        out = _float32_sum(x, axes, out_sizes)
+    else:
+        init = emit.fill(_identity(kind, dtype), out_sizes, dtype)
+        combine = _combine(kind, dtype)
+        (out,) = emit.reduction(x, axes, [init], lambda a: combine(a[0], a[1]))
     return _keepdims(out, x, axes) if keepdims else out
+
+
+def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
+    """A float32 sum accumulated in float64 and rounded once; +inf where NumPy's could overflow.
+
+    IREE reduces in loop order, one float32 addition after another: 10**6
+    times 0.1 came out 0.96% off. NumPy sums pairwise (blocks of 128 in 8
+    lanes): relative error at most ~(16 + log2(n / 128)) ulp, measured
+    1.2e-7 for 10**3..10**7 times 0.1. Accumulated in float64, the error of n
+    float32 terms is below n * 2**-53 before the final rounding, so the result
+    is float32's correctly rounded sum for n up to ~2**29: measured error 0
+    (NumPy: 1.2e-7) for 10**3..10**7 times 0.1, and 0 for 10**6 uniform
+    [0, 1) values (NumPy 0; loop order 4.3e-6).
+
+    Speed (2-core AMD EPYC, cpu-sync, medians, noisy shared machine): float32
+    sum of 10**6 values 1.4-1.45 ms -> 1.5-1.75 ms (NumPy 0.15 ms); softmax
+    256x1000 0.44-0.46 -> 0.63-0.65 ms; gelu+layernorm 256x1024 0.52-0.58 ->
+    0.71-0.80 ms. IREE keeps each reduction a sequential chain (hence 0.96%),
+    now in float64. Splitting the reduced dim into 8 lanes (to have IREE
+    vectorize across them) made the 10**6 sum 8.5 ms, and checking each term
+    for overflow instead of accumulating sum |x| was no faster.
+
+    Overflow: NumPy's float32 partial sums can overflow (a RuntimeWarning and
+    an inf) where float64's cannot, and later terms can cancel it. A partial
+    sum of NumPy's is at most the sum of |x| (times 1 + 1e-5), so where that
+    exceeds half float32's max (and the terms are finite) the result is +inf:
+    guard-fp-events sees an overflow and the call deopts to NumPy (needlessly,
+    at worst). A sum that rounds to a float32 subnormal is NaN (subnormal.py:
+    IREE would flush it to zero).
+    """
+    f64 = np.dtype(np.float64)
+    t64 = element_type(f64)
+    zeros = emit.fill(0, out_sizes, f64)
+
+    def accumulate(a):
+        value, total, magnitude = a
+        wide = arith.extf(t64, value)
+        return [arith.addf(total, wide), arith.addf(magnitude, math.absf(wide))]
+
+    total, magnitude = emit.reduction(x, axes, [zeros, zeros], accumulate)
+    limit = float(np.finfo(np.float32).max) / 2
+
+    def rounded(a):
+        total, magnitude = a
+        # Non-finite terms make `total` inf or NaN themselves (as in NumPy): left as they are.
+        finite = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(total), arith.constant(t64, np.inf))
+        may_overflow = arith.andi(finite, arith.cmpf(arith.CmpFPredicate.OGT, magnitude, arith.constant(t64, limit)))
+        return arith.select(may_overflow, arith.constant(t64, np.inf), total)
+
+    def body(a):
+        wide = rounded(a)
+        return subnormal.narrowed(arith.truncf(element_type(FLOAT32), wide), wide)
+
+    return emit.elementwise([total, magnitude], emit.static_shape(out_sizes), FLOAT32, body)
 
 
 def _keepdims(out: ir.Value, x: ir.Value, axes) -> ir.Value:
@@ -234,7 +292,8 @@ def _lower_mean(view, x: ir.Value) -> ir.Value:
     dtype = tensor_dtype(x.type)
     total = _reduce(x, "sum", view.axes, view.keepdims)
     count = emit.size_as(emit.product([emit.dim(x, a) for a in view.axes]), dtype)
-    return emit.elementwise([total], shape_of(total.type), dtype, lambda a: arith.divf(a[0], count))
+    return emit.elementwise([total], shape_of(total.type), dtype,
+                            lambda a: subnormal.quotient(arith.divf(a[0], count), a[0], count))
 
 
 @_float_only

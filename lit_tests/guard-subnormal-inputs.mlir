@@ -1,0 +1,51 @@
+// The last case is refused, so pyfront-opt exits nonzero (`not`) after printing the others.
+// RUN: not pyfront-opt %s --split-input-file --guard-subnormal-inputs | filecheck %s
+// RUN: not pyfront-opt %s --split-input-file --guard-subnormal-inputs 2>&1 | filecheck %s --check-prefix=ERR
+
+/// A float argument that an op reads is guarded to hold no subnormal: per
+/// element zero or |x| >= the smallest normal (UGE: NaN passes), as i8
+/// flags, their min, cast to bool. An int argument, and a float argument
+/// only returned, are not checked.
+
+// CHECK-LABEL: func.func @reads_float
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf64>, %[[N:.*]]: tensor<4xi32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK:         %[[F:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4xf64>) outs(%{{.*}} : tensor<4xi8>)
+// CHECK:           arith.cmpf oeq
+// CHECK:           math.absf
+// CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f64
+// CHECK:         %[[LEAST:.*]] = "pyfront.min"(%[[F]]) {axes = array<i64: 0>, keepdims = false}
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
+// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value", reason = "no subnormal float in arg0 (IREE's CPU code reads subnormals as zero)"
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         "pyfront.exp"(%[[X]])
+// CHECK:         return
+func.func @reads_float(%x: tensor<4xf64>, %n: tensor<4xi32>, %y: tensor<4xf32>) -> (tensor<4xf64>, tensor<4xi32>, tensor<4xf32>) {
+  %e = "pyfront.exp"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  %m = "pyfront.negative"(%n) : (tensor<4xi32>) -> tensor<4xi32>
+  return %e, %m, %y : tensor<4xf64>, tensor<4xi32>, tensor<4xf32>
+}
+
+// -----
+
+/// A 0-d float (a Python float passed at run time) needs no reduction.
+
+// CHECK-LABEL: func.func @scalar
+// CHECK:         %[[F:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<i8>)
+// CHECK:           arith.cmpf
+// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
+// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value"
+func.func @scalar(%s: tensor<f64>) -> tensor<f64> {
+  %e = "pyfront.exp"(%s) : (tensor<f64>) -> tensor<f64>
+  return %e : tensor<f64>
+}
+
+// -----
+
+/// A float constant holding a subnormal is refused, naming its site.
+
+// ERR: a float constant holds a subnormal value, which IREE's CPU code reads as zero (at m.py:2:4)
+func.func @subnormal_constant(%x: tensor<2xf64>) -> tensor<2xf64> {
+  %c = arith.constant dense<[1.0, 4.9406564584124654E-324]> : tensor<2xf64> loc("m.py":2:4)
+  %p = "pyfront.multiply"(%x, %c) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+  return %p : tensor<2xf64>
+}

@@ -1,0 +1,91 @@
+"""guard-subnormal-inputs: deopt when a float input holds a subnormal; refuse subnormal constants.
+
+IREE's CPU runtime runs every dispatch with the x86 DAZ and FTZ bits set (no
+flag turns them off, IREE 3.13): a subnormal operand reads as zero, so
+`x.astype(bool)`, `np.sign(x)`, `x > 0` and `np.argmin(x)` of
+`np.array([5e-324])` were False, 0, False and wrong. NumPy keeps subnormals.
+Results that IREE flushes are NaN-marked by the primitives
+(dialects/primitives/subnormal.py); this pass covers what they cannot see:
+
+- each float argument of a function (the call's inputs, Python state reads
+  after `lower-deferred-state`, Python floats passed at run time) that some
+  op reads is guarded to hold no subnormal: an element is zero, NaN, or at
+  least the smallest normal in magnitude. The check is one elementwise
+  generic of i8 flags and a `min` per argument, like guard-fp-events'. A
+  failure deopts (kind "value"; the interpreter answers);
+- a float constant holding a subnormal (a literal such as 5e-324) is
+  refused with `Unsupported` naming its line: compiled code would read it as
+  zero. (`specialize` does not fold a result holding one.)
+
+Assumes: guards may sit in the entry block (before `lower-guards`); runs after
+`lower-deferred-state`. Arguments used only by the terminator (returned as
+they are) are not checked: no arithmetic reads them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyfront.dialects.core import GUARD
+from pyfront.dialects.mlir import arith, ir, math
+from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives.bind import apply
+from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
+from pyfront.errors import Unsupported
+from pyfront.passes.funcs import functions, input_paths
+from pyfront.passes.registry import register_pass
+from pyfront.passes.specialize import constant_array, has_subnormal
+
+I8 = np.dtype(np.int8)
+
+
+@register_pass("guard-subnormal-inputs",
+               "Guard that float inputs hold no subnormal (IREE's CPU code reads them as zero); refuse subnormal constants.")
+def guard_subnormal_inputs(module: ir.Operation) -> None:
+    module.walk(_refuse_subnormal_constant)
+    for fn in functions(module):
+        block = fn.body.blocks[0]
+        terminator = block.operations[len(block.operations) - 1].operation
+        read = [(arg, path) for arg, path in zip(block.arguments, input_paths(fn))
+                if _is_float(arg) and any(use.owner.operation != terminator for use in arg.uses)]
+        if not read:
+            continue
+        with ir.InsertionPoint(block.operations[0]), fn.location:
+            for arg, path in read:
+                GUARD.build([_holds_no_subnormal(arg)], [], kind="value",
+                            reason=f"no subnormal float in {path} (IREE's CPU code reads subnormals as zero)",
+                            site=_site(fn.location))
+
+
+def _refuse_subnormal_constant(op: ir.Operation) -> ir.WalkResult:
+    if op.name == "arith.constant" and _is_float(op.results[0]):
+        array = constant_array(op.results[0])
+        if array is not None and has_subnormal(array):
+            raise Unsupported(f"a float constant holds a subnormal value, which IREE's CPU code reads as zero "
+                              f"(at {_site(op.location)})")
+    return ir.WalkResult.ADVANCE
+
+
+def _is_float(v: ir.Value) -> bool:
+    return is_tensor(v.type) and tensor_dtype(v.type).kind == "f"
+
+
+def _holds_no_subnormal(x: ir.Value) -> ir.Value:
+    """A 0-d tensor<i1>: every element of float tensor `x` is 0, NaN or at least the smallest normal."""
+    smallest_normal = float(np.finfo(tensor_dtype(x.type)).smallest_normal)
+    i8 = ir.IntegerType.get_signless(8)
+
+    def ok(args):
+        (value,) = args
+        zero = arith.cmpf(arith.CmpFPredicate.OEQ, value, arith.constant(value.type, 0.0))
+        # UGE: NaN passes too (NumPy and IREE agree on it).
+        normal = arith.cmpf(arith.CmpFPredicate.UGE, math.absf(value), arith.constant(value.type, smallest_normal))
+        return arith.extui(i8, arith.ori(zero, normal))
+
+    flags = emit.elementwise([x], shape_of(x.type), I8, ok)
+    rank = len(shape_of(x.type))
+    least = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
+    return apply("astype", least, dtype="bool")
+
+
+def _site(loc: ir.Location) -> str:
+    return str(loc).removeprefix("loc(").removesuffix(")").replace('"', "")
