@@ -4,7 +4,8 @@ Each case compiles one reproducer with IREE for generic x86-64 and asserts the
 right answer. The bugs make them fail today, so they are strict xfails: when an
 IREE upgrade fixes one, it XPASSes, the strict marker turns that into a
 failure, and we know to revisit pyfront's work-around. `splat_sum_barrier`
-is the work-around itself and must pass.
+is a work-around and must pass. Below them, differential tests of the Python
+programs that hit the bugs.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from differential import check
 from pyfront.runtime.iree_backend import LoadedModule
+
+import pyfront
 
 pytestmark = pytest.mark.iree
 
@@ -46,3 +50,52 @@ def test_zero_d_result_overwritten_by_a_later_dispatch():
     v, e, flags = _run("mB.mlir", "f1", [np.bool_(True)])
     assert e == pytest.approx(np.exp(2.0)) and flags.tolist() == [1]
     assert v == 2
+
+
+# The Python programs that hit the bugs: pass `materialize-splats` keeps their lowered IR
+# clear of both patterns. verify="off": the compiled calls themselves are compared.
+class Box:
+    pass
+
+
+def eq_self_sum(x):
+    return (x == x).sum()
+
+
+def times_zero_plus_three_sum(x):
+    return (x * 0 + 3).sum()
+
+
+def times_zero_plus_one_mean(x):
+    return (x * 0 + 1).mean()
+
+
+def where_always_sum(b):
+    return np.where(b > -0.25, 2, b).sum()
+
+
+def where_always_stored(b, box):
+    v = np.where(b > -0.25, 2, b)
+    box.value = v
+    return np.exp(v)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (eq_self_sum, (np.arange(5),)),
+    (times_zero_plus_three_sum, (np.arange(5),)),
+    (times_zero_plus_one_mean, (np.arange(4),)),
+    (where_always_sum, (np.array([True, False, True, True, False]),)),
+    (where_always_stored, (np.bool_(True), Box())),
+])
+def test_python_programs_that_hit_the_bugs(fn, args):
+    compiled = check(fn, [args] * 3, verify="off")
+    assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def test_constant_reduction_with_a_dynamic_size_is_compiled_per_size():
+    # Two sizes make the dim dynamic: no splat constant can stand for x == x then, so the
+    # pass refuses and the JIT undoes the relaxation (one variant per size, each right).
+    compiled = check(eq_self_sum, [(np.arange(5),), (np.arange(6),), (np.arange(7),)], verify="off")
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 2
+    assert any("relaxation undone" in r and "constant, with a dynamic shape" in r for r in report.relaxations)
