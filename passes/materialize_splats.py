@@ -91,7 +91,7 @@ def _probe(module: ir.Operation, candidates: list[ir.Value]) -> list[ir.Attribut
     try:
         with context, ir.Location.unknown():
             for k, v in enumerate(candidates):
-                with _after(v.owner.operation):
+                with ir.InsertionPoint.at_block_terminator(v.owner.operation.block):
                     ir.Operation.create(_SINK, operands=[v],
                                         attributes={"index": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)})
             copy = ir.Module.parse(str(module))
@@ -103,14 +103,6 @@ def _probe(module: ir.Operation, candidates: list[ir.Value]) -> list[ir.Attribut
             return found
     finally:
         context.allow_unregistered_dialects = allowed
-
-
-def _after(op: ir.Operation) -> ir.InsertionPoint:
-    """The insertion point just after `op` in its block."""
-    block = op.block
-    ops = list(block.operations)
-    i = next(n for n, o in enumerate(ops) if o.operation == op)
-    return ir.InsertionPoint(ops[i + 1]) if i + 1 < len(ops) else ir.InsertionPoint(block)
 
 
 def _sinks(op: ir.Operation) -> list[ir.Operation]:
