@@ -31,11 +31,15 @@ upstream folding; the verified first call (runtime/verify.py) is the backstop.
 
 from __future__ import annotations
 
+import re
+
 from pyfront.dialects.mlir import arith, ir, passmanager
 from pyfront.errors import Unsupported
 from pyfront.passes.funcs import functions
 from pyfront.passes.registry import register_pass
 
+# Two rounds: a producer that folds to a constant in the first is fused into its consumer in the second
+# (`x == x` then its astype, measured); IREE runs more, so some constants may stay unseen (see above).
 _PROBE = "builtin.module(" + ", ".join(["func.func(linalg-fuse-elementwise-ops), canonicalize, cse"] * 2) + ")"
 _SINK = "pyfront_probe.sink"  # the copy's opaque use of a candidate (never in the real module)
 
@@ -52,14 +56,23 @@ def materialize_splats(module: ir.Operation) -> None:
             continue
         shaped = ir.RankedTensorType(value.type)
         if not shaped.has_static_shape:
-            if any(_is_reduction(use.owner) for use in value.uses):
-                raise Unsupported("a reduction over a value that is constant, with a dynamic shape "
-                                  "(IREE 3.13 miscompiles it: tests/iree_repro/README.md)")
+            reductions = [use.owner for use in value.uses if _is_reduction(use.owner)]
+            if reductions:
+                raise _unsupported_at(reductions[0], "a reduction over a value that is constant, with a "
+                                      "dynamic shape (IREE 3.13 miscompiles it: tests/iree_repro/README.md)")
             continue
         owner = value.owner.operation
         with ir.InsertionPoint(owner), owner.location:
             constant = arith.ConstantOp(shaped, ir.DenseElementsAttr.get_splat(shaped, splat)).result
         value.replace_all_uses_with(constant)
+
+
+def _unsupported_at(op: ir.Operation, reason: str) -> Unsupported:
+    """`Unsupported` at the user's file and line that `op`'s location names (if it names one)."""
+    where = re.search(r'"([^"]+)":(\d+):\d+', str(op.location))
+    error = Unsupported(reason, filename=where[1] if where else None)
+    error.lineno = int(where[2]) if where else None
+    return error
 
 
 def _candidates(fn: ir.Operation) -> list[ir.Value]:
