@@ -3,8 +3,9 @@
 Each case compiles one reproducer with IREE for generic x86-64 and asserts the
 right answer. The bugs make them fail today, so they are strict xfails: when an
 IREE upgrade fixes one, it XPASSes, the strict marker turns that into a
-failure, and we know to revisit pyfront's work-around. `splat_sum_barrier`
-is a work-around and must pass. Below them, differential tests of the Python
+failure, and we know to revisit pyfront's work-around. The
+work-arounds (`splat_sum_barrier`, and pyfront's: `splat_constant_sum`,
+`mB_splat_constant`) must pass. Below them, differential tests of the Python
 programs that hit the bugs.
 """
 
@@ -39,15 +40,16 @@ def _run(name: str, function: str, inputs: list) -> list:
     pytest.param("splat_sum_f32.mlir", np.zeros(5, np.float32), 10.0, marks=IREE_313_BUG),
     pytest.param("ws3.mlir", np.ones(5, np.bool_), 10, marks=IREE_313_BUG),
     pytest.param("splat_sum_barrier.mlir", np.zeros(5, np.int64), 10),
+    pytest.param("splat_constant_sum.mlir", np.zeros(5, np.int64), 10),
 ])
 def test_reduction_of_a_splat(name, x, expected):
     (got,) = _run(name, "f", [x])
     assert got == expected
 
 
-@IREE_313_BUG
-def test_zero_d_result_overwritten_by_a_later_dispatch():
-    v, e, flags = _run("mB.mlir", "f1", [np.bool_(True)])
+@pytest.mark.parametrize("name", [pytest.param("mB.mlir", marks=IREE_313_BUG), "mB_splat_constant.mlir"])
+def test_zero_d_result_overwritten_by_a_later_dispatch(name):
+    v, e, flags = _run(name, "f1", [np.bool_(True)])
     assert e == pytest.approx(np.exp(2.0)) and flags.tolist() == [1]
     assert v == 2
 
