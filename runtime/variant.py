@@ -178,9 +178,9 @@ class Variant:
         """Per input path, a function from the call's arguments to its value."""
         return self._inputs
 
-    def resolver(self, path: str) -> Callable[[tuple], Any]:
+    def resolver(self, path: str | Path) -> Callable[[tuple], Any]:
         """A function from the call's arguments to the value at `path` (cached)."""
-        parsed = Path.parse(path)
+        parsed = Path.parse(path) if isinstance(path, str) else path
         getter = self._resolvers.get(parsed)
         if getter is None:
             getter = self._resolvers[parsed] = make_resolver(parsed, self.fn)
@@ -217,10 +217,7 @@ class Variant:
         results = [outputs[i] for i in self._result_index]
 
         def resolve(path: Path) -> Any:
-            getter = self._resolvers.get(path)
-            if getter is None:
-                getter = self._resolvers[path] = make_resolver(path, self.fn)
-            return getter(args)
+            return self.resolver(path)(args)
 
         stored = {p: outputs[i] for p, i in self._store_index.items()}
         # Everything is read before anything is written: a tree's inputs are the
@@ -234,8 +231,8 @@ class Variant:
             return Pending(result, printed, [(p, v) for p, (_, v) in zip(self._commit_paths, committed)])
         for values, options in printed:
             print(*values, **options)
-        for commit, value in committed:
-            commit(args, value)
+        for committer, value in committed:
+            committer(args, value)
         for s, k in self._displaced:  # offered as storage next call; only_the_callers decides
             old = inputs[k]
             if type(old) is np.ndarray and not self._spares[s]:
