@@ -3,8 +3,8 @@
 One `.mlir` file per pass, named like the pass, plus `verifier.mlir`.
 `pyfront-opt` and `filecheck` resolve to the installed console scripts when
 they exist (next to the running Python, then on PATH); otherwise to
-`python -m pyfront.opt` / `python -m filecheck` with this checkout on
-PYTHONPATH, so the tests run from a plain checkout too.
+`python -m pyfront.opt` / `python -m filecheck`. Either way this checkout is
+first on PYTHONPATH, so the tests run this checkout's passes.
 """
 
 # ruff: noqa: F821  (lit runs this file with `config` defined)
@@ -38,7 +38,9 @@ def add_tool(name, module):
     return script is not None
 
 
-if not add_tool("pyfront-opt", "pyfront.opt"):
-    paths = [repo_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-    config.environment["PYTHONPATH"] = os.pathsep.join(paths)
+add_tool("pyfront-opt", "pyfront.opt")
+# Always this checkout first: an installed console script would otherwise import the
+# installed pyfront (e.g. another worktree's), and test its passes instead of these.
+paths = [repo_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+config.environment["PYTHONPATH"] = os.pathsep.join(paths)
 add_tool("filecheck", "filecheck")

@@ -1,9 +1,10 @@
 """The JIT pipeline between graph generation and IREE, and how a caller changes it.
 
 `JIT_PIPELINE` is the default, in order. `REQUIRED` passes lower what IREE
-cannot read (Python state, guards, pyfront array ops) or keep the
+cannot read (Python state, guards, pyfront array ops), keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
-and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero): a pipeline without one of them is wrong or cannot run, so
+and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero) or keep IREE
+from miscompiling (`materialize-splats`): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
 only make the program faster and may be left out, e.g. for an ablation:
 
@@ -29,6 +30,8 @@ JIT_PIPELINE: tuple[str, ...] = (
     "refine-static-dims",
     "lower-guards",
     "lower-to-linalg",
+    # Right after lowering: IREE 3.13 miscompiles values it proves constant (tests/iree_repro/).
+    "materialize-splats",
     "canonicalize",
     "cse",
     # Last: it adds arguments to the final signature. The JIT leaves it out
@@ -37,7 +40,7 @@ JIT_PIPELINE: tuple[str, ...] = (
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
-                             "lower-to-linalg")
+                             "lower-to-linalg", "materialize-splats")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so
 # fuse saves only a dispatch or three (mostly guard-fp-events' checks), and it

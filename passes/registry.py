@@ -63,6 +63,7 @@ def _load_all() -> None:
         lower_deferred_state,
         lower_guards,
         lower_to_linalg,
+        materialize_splats,
         refine_static_dims,
         specialize,
         unroll,

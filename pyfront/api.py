@@ -41,6 +41,7 @@ from pyfront.specialize import describe_key as _describe_key
 from pyfront.specialize import key_of
 from pyfront.variant_budget import VariantBudget
 from pyfront.variant_group import VariantGroup
+from pyfront.verification import Verdict, is_due, verified_call
 
 # Failed assumptions that a recompilation relaxes (new state, or a branch seen both ways).
 # "fp-error" (a floating-point event NumPy reports) is relaxed once, from deferred checks
@@ -119,12 +120,17 @@ class CompiledFunction:
                 return self._interpret(reason, args, kwargs)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
             return self._interpret(FP_ERRSTATE_REASON, args, kwargs)
-        result = variant.run(args, entry_checked=True)
+        if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
+            result = verified_call(self, key, variant, args, kwargs)
+        else:
+            result = variant.run(args, entry_checked=True)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the
             # failed assumption can be relaxed when this key is compiled again.
             return self._profiled(args, kwargs)
+        if isinstance(result, Verdict):
+            return result.outcome()
         with self._lock:
             self._report.compiled_calls += 1
         return result
@@ -339,6 +345,7 @@ class CompiledFunction:
                 r.name, r.calls, r.compiled_calls, r.interpreted_calls, r.profiled_calls, r.deopts,
                 r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
                 deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations), evictions=r.evictions,
+                verified_calls=r.verified_calls, verify_failures=list(r.verify_failures),
             )
             out.filename, out.source = _source_of(self.fn)
             for key, group in self._groups.items():

@@ -7,11 +7,19 @@
     PYFRONT_DUMP_DIR        a folder: the IR after each pipeline stage is written there
                             (see runtime/jit.py and docs/compile.md)
     PYFRONT_DEVICE_STATE    "0" turns device-resident state off (default on)
+    PYFRONT_VERIFY          "first" (default), "off", or N: which compiled calls are verified
 
 `device_state`: arrays that compiled code commits to Python state (parameters,
 optimizer moments, RNN state) are NumPy arrays over the device's own result
 buffers, passed back without an upload when the next call reads them (on the
 CPU backends; see runtime/iree_backend.py). Off: every result is copied out.
+
+`verify`: a verified call runs the variant without committing, then the
+function in the interpreter (whose outcome the caller gets), and compares
+results, prints and state (runtime/verify.py); a disagreement retires the
+variant for good. "first": the first call of every new variant; N (an int):
+that and every Nth call of a variant; "off": none (for latency-critical code;
+the first compiled call then costs no interpreter run).
 
 `passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
 otherwise a sequence of registered pass names, run in that order, that must
@@ -35,6 +43,15 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
 
 
+def _verify_mode(value: str | int) -> str | int:
+    """"first", "off" or a positive int (a string of digits, from the environment, becomes one)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if value in ("first", "off") or (type(value) is int and value >= 1):
+        return value
+    raise ValueError(f"verify must be 'first', 'off' or a positive integer N (every Nth call), got {value!r}")
+
+
 @dataclass(frozen=True)
 class Config:
     profile_calls: int = field(default_factory=lambda: _env_int("PYFRONT_PROFILE_CALLS", 2))
@@ -43,6 +60,7 @@ class Config:
     disabled: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DISABLE", "") == "1")
     passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
     device_state: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DEVICE_STATE", "1") != "0")
+    verify: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_VERIFY", "first"))
 
     def __post_init__(self) -> None:
         if self.passes is not None:
@@ -53,6 +71,7 @@ class Config:
             raise ValueError("profile_calls must be at least 1")
         if self.max_variants < 1:
             raise ValueError("max_variants must be at least 1")
+        object.__setattr__(self, "verify", _verify_mode(self.verify))
         if not self.disabled:
             # An unknown backend, or one whose driver or device is missing, fails here,
             # naming it: never a silent run in the interpreter or on another backend.

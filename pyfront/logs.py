@@ -8,10 +8,12 @@ Loggers (the standard `logging` module; attach handlers or levels as usual):
     pyfront.guards    the guards of each new variant, and variants retired by failing guards
     pyfront.cache     compiled modules served from the on-disk cache
     pyfront.relax     a specialization relaxed (or undone)
+    pyfront.verify    each verified call (Config.verify): agreed (INFO), or compiled code that
+                      disagreed with the interpreter (WARNING: a compiler bug; the variant is retired)
 
 `PYFRONT_LOG=compile,deopt` (or `all`) attaches a stderr handler at INFO to
-those loggers when pyfront first compiles something. Every line is logged at
-INFO, behind `logger.isEnabledFor`, so a compiled call pays nothing for it.
+those loggers when pyfront first compiles something. Every line but a disagreement
+is logged at INFO, behind `logger.isEnabledFor`, so a compiled call pays nothing for it.
 
 A compile that runs longer than `PROGRESS_DELAY` seconds writes one progress
 line to stderr when stderr is a terminal and `PYFRONT_PROGRESS` is not `0`:
@@ -30,13 +32,14 @@ import time
 from collections.abc import Iterator
 
 INFO = logging.INFO
-CHANNELS = ("compile", "deopt", "guards", "cache", "relax")
+CHANNELS = ("compile", "deopt", "guards", "cache", "relax", "verify")
 
 compile_log = logging.getLogger("pyfront.compile")
 deopt_log = logging.getLogger("pyfront.deopt")
 guards_log = logging.getLogger("pyfront.guards")
 cache_log = logging.getLogger("pyfront.cache")
 relax_log = logging.getLogger("pyfront.relax")
+verify_log = logging.getLogger("pyfront.verify")
 
 # Progress: seconds a compile runs before its line appears, and the stream it goes
 # to (None: sys.stderr at the time of the compile). Tests set both.

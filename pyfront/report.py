@@ -1,8 +1,9 @@
 """`pyfront.explain(fn)`: what the compiler did with a function, and why.
 
 The report's integer attributes (`calls`, `compiled_calls`,
-`interpreted_calls`, `deopts`, `compilations`) are a stable contract that
-tests rely on; `str(report)` is for people: the counts, the function's
+`interpreted_calls`, `deopts`, `compilations`, `verified_calls`) are a stable
+contract that tests rely on; `verify_failures` lists each compiled variant that
+disagreed with the interpreter on a verified call (pyfront/verification.py); `str(report)` is for people: the counts, the function's
 source annotated with what ran compiled, where the interpreter took over and
 where the guards are, the variants, the reasons, and what to change in the
 code to compile more (`HINTS`).
@@ -97,6 +98,8 @@ class Report:
     deopt_reasons: Counter = field(default_factory=BoundedCounter)
     relaxations: list[str] = field(default_factory=list)
     evictions: int = 0  # variants evicted, least recently used first, to stay within max_variants
+    verified_calls: int = 0  # compiled calls checked against the interpreter (Config.verify), agreeing
+    verify_failures: list[str] = field(default_factory=list)  # "<signature>: <first difference>"
     profile_lines: list[str] = field(default_factory=list)
     filename: str = ""
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
@@ -202,6 +205,9 @@ class Report:
         if self.evictions:
             lines.append(f"  evicted {self.evictions} variants (the least recently used, to stay within "
                          "max_variants; a key evicted and compiled again doubles the calls a new key needs)")
+        if self.verify_failures:
+            lines.append("  compiled code disagreed with the interpreter (variant retired; a compiler bug):")
+            lines.extend(f"    {f}" for f in self.verify_failures)
         if self.relaxations:
             lines.append("  relaxed assumptions:")
             lines.extend(f"    {r}" for r in self.relaxations)

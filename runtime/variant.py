@@ -50,6 +50,15 @@ class Deopt:
     reason: str
 
 
+@dataclass(frozen=True)
+class Pending:
+    """What a call would do, not done (`Variant.run(commit=False)`): for verified calls (runtime/verify.py)."""
+
+    result: Any
+    printed: list  # (values, print keyword arguments) per print, in order
+    stores: list  # (path, value) per deferred store, in commit order
+
+
 @dataclass
 class GuardInfo:
     kind: str
@@ -90,6 +99,7 @@ class Variant:
     _state_checks: list = field(default_factory=list, repr=False)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
+    _commit_paths: list = field(default_factory=list, repr=False)
     _store_index: dict = field(default_factory=dict, repr=False)
     _result_index: list = field(default_factory=list, repr=False)
     _guard_index: int | None = None
@@ -118,6 +128,7 @@ class Variant:
         trees = dict(self.commits)
         order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
         self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
+        self._commit_paths = order
         self._modes = self._output_modes()
         # A storage argument is offered the array that the slot held before the
         # last commit (the call's input of that path), when the output it
@@ -171,8 +182,24 @@ class Variant:
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
         return None
 
-    def run(self, args: tuple, entry_checked: bool = False) -> Any:
-        """Run the call; `entry_checked`: the caller has just seen `entry_failure(args)` be None."""
+    @property
+    def input_resolvers(self) -> list:
+        """Per input path, a function from the call's arguments to its value."""
+        return self._inputs
+
+    def resolver(self, path: str | Path) -> Callable[[tuple], Any]:
+        """A function from the call's arguments to the value at `path` (cached)."""
+        parsed = Path.parse(path) if isinstance(path, str) else path
+        getter = self._resolvers.get(parsed)
+        if getter is None:
+            getter = self._resolvers[parsed] = make_resolver(parsed, self.fn)
+        return getter
+
+    def run(self, args: tuple, entry_checked: bool = False, commit: bool = True) -> Any:
+        """Run the call; `entry_checked`: the caller has just seen `entry_failure(args)` be None.
+
+        `commit=False`: print and store nothing, return a `Pending` (or a `Deopt`).
+        """
         if not entry_checked:
             failure = self.entry_failure(args)
             if failure is not None:
@@ -200,10 +227,7 @@ class Variant:
         results = [outputs[i] for i in self._result_index]
 
         def resolve(path: Path) -> Any:
-            getter = self._resolvers.get(path)
-            if getter is None:
-                getter = self._resolvers[path] = make_resolver(path, self.fn)
-            return getter(args)
+            return self.resolver(path)(args)
 
         stored = {p: outputs[i] for p, i in self._store_index.items()}
         # Everything is read before anything is written: a tree's inputs are the
@@ -213,10 +237,12 @@ class Variant:
         printed = [(builder.build(tree), options) for tree, options in self.effects]
         committed = [(commit, builder.build(tree)) for commit, tree in self._commits]
         result = builder.build(self.result_tree)
+        if not commit:
+            return Pending(result, printed, [(p, v) for p, (_, v) in zip(self._commit_paths, committed)])
         for values, options in printed:
             print(*values, **options)
-        for commit, value in committed:
-            commit(args, value)
+        for committer, value in committed:
+            committer(args, value)
         for s, k in self._displaced:  # offered as storage next call; only_the_callers decides
             old = inputs[k]
             if type(old) is np.ndarray and not self._spares[s]:

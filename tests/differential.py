@@ -3,12 +3,16 @@
 `check(fn, calls)` runs every call twice, on deep copies of its arguments:
 once through plain CPython and once through `pyfront.compile`, and compares
 returned values (Python type, dtype, shape, values; floats to a few ulps, but
-the sign of a zero exactly), raised exceptions,
+the sign of a zero exactly: `pyfront.runtime.verify.difference`, which the
+JIT's verified calls use too), raised exceptions,
 printed output, the warnings raised (category and message, each recorded
 with the "always" filter, e.g. NumPy's "RuntimeWarning: overflow encountered
 in exp"; `compare_warnings=False` skips that) and the arguments' state
-afterwards. It returns the compiled function so tests can assert on
-`pyfront.explain`.
+afterwards. The JIT verifies the first call of each variant against the
+interpreter itself (Config.verify) and returns the interpreter's answer on
+that call, so `check` also asserts that no verified call disagreed (which
+would be a compiler bug hidden from the comparison). It returns the compiled
+function so tests can assert on `pyfront.explain`.
 """
 
 from __future__ import annotations
@@ -23,49 +27,12 @@ from typing import Any
 import numpy as np
 
 import pyfront
-
-# float32 transcendentals in IREE (e.g. atan2) differ from libm by up to ~30 ulp.
-RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
-ATOL = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+from pyfront.runtime import verify
 
 
 def assert_same(expected: Any, got: Any, where: str = "result") -> None:
-    assert type(got) is type(expected), f"{where}: type {type(got).__name__} != {type(expected).__name__}"
-    if isinstance(expected, np.ndarray):
-        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
-        assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
-        _assert_values(expected, got, where)
-    elif isinstance(expected, np.generic):
-        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
-        _assert_values(np.asarray(expected), np.asarray(got), where)
-    elif isinstance(expected, float):
-        _assert_values(np.float64(expected), np.float64(got), where)
-    elif isinstance(expected, (tuple, list)):
-        assert len(got) == len(expected), f"{where}: length {len(got)} != {len(expected)}"
-        for i, (e, g) in enumerate(zip(expected, got)):
-            assert_same(e, g, f"{where}[{i}]")
-    elif isinstance(expected, dict):
-        assert got.keys() == expected.keys(), f"{where}: keys differ"
-        for k in expected:
-            assert_same(expected[k], got[k], f"{where}[{k!r}]")
-    elif hasattr(expected, "__dict__") and not isinstance(expected, type):
-        assert_same(vars(expected), vars(got), f"{where}.__dict__")
-    else:
-        assert got == expected, f"{where}: {got!r} != {expected!r}"
-
-
-def _assert_values(expected: np.ndarray, got: np.ndarray, where: str) -> None:
-    if expected.dtype.kind == "f":
-        np.testing.assert_allclose(
-            got, expected, rtol=RTOL[expected.dtype], atol=ATOL[expected.dtype], equal_nan=True, err_msg=where
-        )
-        # allclose takes -0.0 == 0.0, but NumPy's sign of zero is part of its answer (1 / x, copysign).
-        zeros = (expected == 0) & (got == 0)
-        np.testing.assert_array_equal(
-            np.signbit(got[zeros]), np.signbit(expected[zeros]), err_msg=f"{where}: sign of zero"
-        )
-    else:
-        np.testing.assert_array_equal(got, expected, err_msg=where)
+    difference = verify.difference(expected, got, where)
+    assert difference is None, difference
 
 
 def _assert_same_identities(expected, got, plain_args, compiled_args, where: str) -> None:
@@ -111,6 +78,8 @@ def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True
             assert_same(expected, got, f"call {n} result")
             _assert_same_identities(expected, got, plain_args, compiled_args, f"call {n} result")
         assert_same(plain_args, compiled_args, f"call {n} arguments after the call")
+    failures = pyfront.explain(compiled).verify_failures
+    assert not failures, f"compiled code disagreed with the interpreter on a verified call: {failures}"
     return compiled
 
 

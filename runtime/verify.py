@@ -1,0 +1,210 @@
+"""Verified calls: run a new variant's compiled code side by side with the interpreter.
+
+Compiled code is only as right as the compilers under it (IREE 3.13 miscompiles
+a few patterns, tests/iree_repro/). As a defence in depth, the first call of
+every new variant (and, on request, every Nth call: `Config.verify`) is
+*verified*:
+
+1. the variant runs without committing anything (`Variant.run(commit=False)`):
+   its result, the lines it would print and the values it would store are
+   built, nothing is printed or stored; a failed guard deopts as usual;
+2. the values at the variant's state input paths are copied (`copy.deepcopy`);
+3. the original function runs in the interpreter, on the real arguments and
+   state, with stdout passed through and recorded: this is the call the caller
+   gets, so prints, state writes, random draws and warnings happen exactly once;
+4. `difference` compares the compiled result with the interpreter's, the
+   compiled prints with the recorded output, every stored path with its value
+   after the interpreter ran, and every other state input path with its copy
+   from before (the interpreter must not have changed what the variant reads
+   but does not write).
+
+`difference` is the comparison of the differential tests (tests/differential.py
+imports it): Python type, dtype, shape, values (floats to a few ulps, float32
+to 1e-5 relative since IREE's float32 transcendentals differ from libm by up to
+~30 ulp; NaNs equal; the sign of a zero exactly), recursively through tuples,
+lists, dicts and objects' `__dict__`. It returns a description of the first
+difference, or None.
+
+What it guarantees: the caller of a verified call always gets the
+interpreter's outcome (value or exception); a disagreement is reported in the
+`Verdict`, and the JIT (pyfront/api.py) then retires the variant and never
+compiles that key again. What it assumes: compiled code has no effects before
+commit (runtime/variant.py), so running it first and dropping its outputs is
+invisible. Output another thread prints while the interpreter runs is recorded
+too; that can only make a verification fail, never pass wrongly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# float32 transcendentals in IREE (e.g. atan2) differ from libm by up to ~30 ulp.
+RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+ATOL = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+
+
+def difference(expected: Any, got: Any, where: str = "result") -> str | None:
+    """The first way `got` differs from `expected` (as the differential tests compare), or None."""
+    if type(got) is not type(expected):
+        return f"{where}: type {type(got).__name__} != {type(expected).__name__}"
+    if isinstance(expected, (np.ndarray, np.generic)):
+        if got.dtype != expected.dtype:
+            return f"{where}: dtype {got.dtype} != {expected.dtype}"
+        if got.shape != expected.shape:
+            return f"{where}: shape {got.shape} != {expected.shape}"
+        return _values_differ(np.asarray(expected), np.asarray(got), where)
+    if isinstance(expected, float):
+        return _values_differ(np.asarray(expected), np.asarray(got), where)
+    if isinstance(expected, (tuple, list)):
+        if len(got) != len(expected):
+            return f"{where}: length {len(got)} != {len(expected)}"
+        for i, (e, g) in enumerate(zip(expected, got)):
+            d = difference(e, g, f"{where}[{i}]")
+            if d:
+                return d
+        return None
+    if isinstance(expected, dict):
+        if got.keys() != expected.keys():
+            return f"{where}: keys {list(got)} != {list(expected)}"
+        for k in expected:
+            d = difference(expected[k], got[k], f"{where}[{k!r}]")
+            if d:
+                return d
+        return None
+    if hasattr(expected, "__dict__") and not isinstance(expected, type):
+        return difference(vars(expected), vars(got), f"{where}.__dict__")
+    try:
+        equal = bool(got == expected)
+    except Exception as e:  # noqa: BLE001 - an object whose == raises cannot be shown equal
+        return f"{where}: comparing {got!r} with {expected!r} raised {type(e).__name__}"
+    return None if equal else f"{where}: {got!r} != {expected!r}"
+
+
+def _values_differ(expected: np.ndarray, got: np.ndarray, where: str) -> str | None:
+    if expected.dtype.kind in "fc":
+        close = np.isclose(got, expected, rtol=RTOL.get(expected.dtype, 1e-12),
+                           atol=ATOL.get(expected.dtype, 1e-12), equal_nan=True)
+        if not close.all():
+            i = np.unravel_index(np.argmin(close), close.shape) if close.ndim else ()
+            return f"{where}: {int(close.size - close.sum())} of {close.size} values differ (at {list(i)}: " \
+                   f"{got[i].item()!r} != {expected[i].item()!r})"
+        # isclose takes -0.0 == 0.0, but NumPy's sign of zero is part of its answer (1 / x, copysign).
+        zeros = (expected == 0) & (got == 0)
+        if (np.signbit(got[zeros]) != np.signbit(expected[zeros])).any():
+            return f"{where}: sign of zero differs"
+        return None
+    same = got == expected
+    if not np.all(same):
+        i = np.unravel_index(np.argmin(same), same.shape) if np.ndim(same) else ()
+        return f"{where}: {int(np.size(same) - np.sum(same))} of {np.size(same)} values differ (at {list(i)}: " \
+               f"{got[i].item()!r} != {expected[i].item()!r})"
+    return None
+
+
+def is_due(variant_calls: int, mode: str | int) -> bool:
+    """Whether a variant's call, after `variant_calls` earlier ones, is verified under `Config.verify`:
+    "first": its first call; "off": none; N: the first and then every Nth."""
+    if mode == "first":
+        return variant_calls == 0
+    return mode != "off" and variant_calls % mode == 0
+
+
+@dataclass
+class Verdict:
+    """The interpreter's outcome of a verified call, and how the compiled code compared."""
+
+    result: Any
+    error: BaseException | None
+    mismatch: str | None  # None: the compiled code agreed
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
+    """Run `variant` uncommitted and `fn` in the interpreter; a `Deopt` (nothing ran) or a `Verdict`."""
+    from pyfront.runtime.variant import Deopt
+
+    pending = variant.run(args, entry_checked=True, commit=False)
+    if isinstance(pending, Deopt):
+        return pending
+    before = {}
+    stored = dict(pending.stores)
+    for path, resolve in zip(variant.input_paths, variant.input_resolvers):
+        if path not in stored:
+            try:
+                before[path] = copy.deepcopy(resolve(args))
+            except Exception:  # noqa: BLE001 - not copyable: this path is not compared
+                pass
+    with _recorded_stdout() as out:
+        try:
+            result, error = fn(*args, **kwargs), None
+        except Exception as e:  # noqa: BLE001 - the caller gets it; compiled code never raises
+            result, error = None, e
+    mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before)
+    return Verdict(result, error, mismatch)
+
+
+def _compare(variant, args, pending, result, error, printed: str, before: dict) -> str | None:
+    if error is not None:
+        return f"the interpreter raised {type(error).__name__}: {error}; the compiled code returned a value"
+    d = difference(result, pending.result, "result")
+    if d:
+        return d
+    compiled_out = io.StringIO()
+    for values, options in pending.printed:
+        print(*values, **options, file=compiled_out)
+    if compiled_out.getvalue() != printed:
+        return f"printed {compiled_out.getvalue()!r}, the interpreter printed {printed!r}"
+    for path, value in [*pending.stores, *before.items()]:
+        try:
+            now = variant.resolver(path)(args)
+        except Exception as e:  # noqa: BLE001
+            return f"state {path}: the interpreter left it unreadable ({type(e).__name__})"
+        d = difference(now, value, f"state {path}")
+        if d:
+            return d
+    return None
+
+
+class _Tee:
+    """Writes go to the real stream and to a record of them; everything else is the stream's."""
+
+    def __init__(self, stream, record: io.StringIO):
+        self.stream, self.record = stream, record
+
+    def write(self, text: str) -> int:
+        self.record.write(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+# Verified calls record stdout one at a time (a nested one, from a compiled function the
+# interpreted one calls, records inside the outer record), so sys.stdout is restored in order.
+_stdout_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def _recorded_stdout() -> Iterator[io.StringIO]:
+    """Pass stdout through while recording what is written to it."""
+    record = io.StringIO()
+    with _stdout_lock:
+        saved = sys.stdout
+        sys.stdout = _Tee(saved, record)
+        try:
+            yield record
+        finally:
+            sys.stdout = saved

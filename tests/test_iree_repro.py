@@ -1,0 +1,103 @@
+"""Canaries for the IREE 3.13 miscompiles in tests/iree_repro/ (README there).
+
+Each case compiles one reproducer with IREE for generic x86-64 and asserts the
+right answer. The bugs make them fail today, so they are strict xfails: when an
+IREE upgrade fixes one, it XPASSes, the strict marker turns that into a
+failure, and we know to revisit pyfront's work-around. The
+work-arounds (`splat_sum_barrier`, and pyfront's: `splat_constant_sum`,
+`mB_splat_constant`) must pass. Below them, differential tests of the Python
+programs that hit the bugs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from differential import check
+from pyfront.runtime.iree_backend import LoadedModule
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+HERE = Path(__file__).parent / "iree_repro"
+FLAGS = ["--iree-llvmcpu-target-cpu=generic", "--iree-input-demote-f64-to-f32=false"]
+IREE_313_BUG = pytest.mark.xfail(strict=True, reason="IREE 3.13 miscompiles it (tests/iree_repro/README.md)")
+
+
+def _run(name: str, function: str, inputs: list) -> list:
+    from iree.compiler import compile_str
+
+    vmfb = compile_str((HERE / name).read_text(), target_backends=["llvm-cpu"], extra_args=FLAGS)
+    return LoadedModule(vmfb, "cpu-sync").function(function)(inputs)
+
+
+@pytest.mark.parametrize("name, x, expected", [
+    pytest.param("reduction_ignores_input.mlir", np.zeros(5, np.int64), 10, marks=IREE_313_BUG),
+    pytest.param("splat_sum.mlir", np.zeros(5, np.int64), 10, marks=IREE_313_BUG),
+    pytest.param("splat_sum_f32.mlir", np.zeros(5, np.float32), 10.0, marks=IREE_313_BUG),
+    pytest.param("ws3.mlir", np.ones(5, np.bool_), 10, marks=IREE_313_BUG),
+    pytest.param("splat_sum_barrier.mlir", np.zeros(5, np.int64), 10),
+    pytest.param("splat_constant_sum.mlir", np.zeros(5, np.int64), 10),
+])
+def test_reduction_of_a_splat(name, x, expected):
+    (got,) = _run(name, "f", [x])
+    assert got == expected
+
+
+@pytest.mark.parametrize("name", [pytest.param("mB.mlir", marks=IREE_313_BUG), "mB_splat_constant.mlir"])
+def test_zero_d_result_overwritten_by_a_later_dispatch(name):
+    v, e, flags = _run(name, "f1", [np.bool_(True)])
+    assert e == pytest.approx(np.exp(2.0)) and flags.tolist() == [1]
+    assert v == 2
+
+
+# The Python programs that hit the bugs: pass `materialize-splats` keeps their lowered IR
+# clear of both patterns. verify="off": the compiled calls themselves are compared.
+class Box:
+    pass
+
+
+def eq_self_sum(x):
+    return (x == x).sum()
+
+
+def times_zero_plus_three_sum(x):
+    return (x * 0 + 3).sum()
+
+
+def times_zero_plus_one_mean(x):
+    return (x * 0 + 1).mean()
+
+
+def where_always_sum(b):
+    return np.where(b > -0.25, 2, b).sum()
+
+
+def where_always_stored(b, box):
+    v = np.where(b > -0.25, 2, b)
+    box.value = v
+    return np.exp(v)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (eq_self_sum, (np.arange(5),)),
+    (times_zero_plus_three_sum, (np.arange(5),)),
+    (times_zero_plus_one_mean, (np.arange(4),)),
+    (where_always_sum, (np.array([True, False, True, True, False]),)),
+    (where_always_stored, (np.bool_(True), Box())),
+])
+def test_python_programs_that_hit_the_bugs(fn, args):
+    compiled = check(fn, [args] * 3, verify="off")
+    assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def test_constant_reduction_with_a_dynamic_size_is_compiled_per_size():
+    # Two sizes make the dim dynamic: no splat constant can stand for x == x then, so the
+    # pass refuses and the JIT undoes the relaxation (one variant per size, each right).
+    compiled = check(eq_self_sum, [(np.arange(5),), (np.arange(6),), (np.arange(7),)], verify="off")
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 2
+    assert any("relaxation undone" in r and "constant, with a dynamic shape" in r for r in report.relaxations)

@@ -1,0 +1,128 @@
+"""Verified calls (Config.verify, runtime/verify.py, pyfront/verification.py).
+
+A miscompile is simulated by corrupting the outputs of the IREE function of
+every variant compiled (all but the guard flags, + 1); the real compiler is
+checked by the differential tests (tests/differential.py asserts that no
+verified call disagreed).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from differential import check
+
+import pyfront
+from pyfront.runtime import jit
+
+pytestmark = pytest.mark.iree
+
+
+@pytest.fixture
+def miscompiling(monkeypatch):
+    """Every variant compiled from now on returns each output + 1."""
+    real = jit.compile_variant
+
+    def compile_variant(*args, **kwargs):
+        variant = real(*args, **kwargs)
+        invoke = variant.invoke
+
+        def wrong(inputs, *rest):
+            outputs = invoke(inputs, *rest)
+            return [o if p == "guards" else o + 1 for o, p in zip(outputs, variant.output_paths)]
+
+        variant.invoke = wrong
+        return variant
+
+    monkeypatch.setattr(jit, "compile_variant", compile_variant)
+
+
+def double(x):
+    return x * 2.0
+
+
+class Model:
+    def __init__(self):
+        self.w = np.zeros(3)
+
+
+def step(model, g):
+    model.w = model.w - 0.5 * g
+    print("step", g.sum())
+    return model.w.sum()
+
+
+def test_disagreement_gives_the_interpreters_answer_and_retires_the_variant(miscompiling, caplog):
+    f = pyfront.compile(double, profile_calls=1)
+    x = np.arange(3.0)
+    with caplog.at_level(logging.WARNING, logger="pyfront.verify"):
+        results = [f(x) for _ in range(4)]
+    for r in results:
+        np.testing.assert_array_equal(r, x * 2.0)
+    report = pyfront.explain(f)
+    assert report.compilations == 1  # the failed key is not compiled into the same bug again
+    assert report.compiled_calls == 0 and report.verified_calls == 0
+    assert report.interpreted_calls == 4 and not report.variants
+    (failure,) = report.verify_failures
+    assert failure.startswith("(ndarray[float64, (3,)]): result: 3 of 3 values differ")
+    assert "compiled code disagreed with the interpreter" in str(report)
+    assert "compiled code disagreed with the interpreter" in report.summary()
+    (record,) = [r for r in caplog.records if r.name == "pyfront.verify"]
+    assert record.levelno == logging.WARNING and "variant retired" in record.getMessage()
+
+
+def test_disagreement_in_state_keeps_the_interpreters_state_and_effects(miscompiling, capsys):
+    f = pyfront.compile(step, profile_calls=1)
+    model, g = Model(), np.ones(3)
+    for _ in range(3):
+        f(model, g)
+    np.testing.assert_array_equal(model.w, np.full(3, -1.5))  # three steps, each applied once
+    assert capsys.readouterr().out == "step 3.0\n" * 3  # printed once per call
+    report = pyfront.explain(f)
+    assert report.verify_failures and report.compiled_calls == 0
+
+
+def test_an_agreeing_verified_call_has_its_effects_once(capsys):
+    f = pyfront.compile(step, profile_calls=1)
+    model, g = Model(), np.ones(3)
+    results = [f(model, g) for _ in range(3)]
+    assert results == [-1.5, -3.0, -4.5]
+    np.testing.assert_array_equal(model.w, np.full(3, -1.5))
+    assert capsys.readouterr().out == "step 3.0\n" * 3
+    report = pyfront.explain(f)
+    assert (report.verified_calls, report.compiled_calls, report.interpreted_calls) == (1, 2, 1)
+    assert not report.verify_failures and report.variants[0].calls == 2
+
+
+@pytest.mark.parametrize("verify, verified", [("first", 1), (2, 3), (1, 5), ("off", 0)])
+def test_which_calls_are_verified(verify, verified):
+    f = pyfront.compile(double, profile_calls=1, verify=verify)
+    for _ in range(6):
+        f(np.arange(3.0))
+    report = pyfront.explain(f)
+    assert report.compiled_calls == 5 and report.verified_calls == verified
+
+
+def test_verify_off_runs_the_compiled_code_unchecked(miscompiling):
+    # What verification protects from: with it off, the (simulated) miscompile gets through.
+    f = pyfront.compile(double, profile_calls=1, verify="off")
+    f(np.arange(3.0))
+    np.testing.assert_array_equal(f(np.arange(3.0)), np.arange(3.0) * 2.0 + 1)
+
+
+def test_the_differential_check_reports_a_disagreement(miscompiling):
+    with pytest.raises(AssertionError, match="disagreed with the interpreter on a verified call"):
+        check(double, [(np.arange(3.0),)] * 3)
+
+
+def test_config(monkeypatch):
+    assert pyfront.Config().verify == "first"
+    monkeypatch.setenv("PYFRONT_VERIFY", "10")
+    assert pyfront.Config().verify == 10
+    monkeypatch.setenv("PYFRONT_VERIFY", "off")
+    assert pyfront.Config().verify == "off"
+    for bad in ("sometimes", 0, -2, 1.5):
+        with pytest.raises(ValueError, match="verify must be"):
+            pyfront.Config(verify=bad)
