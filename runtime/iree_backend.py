@@ -40,7 +40,8 @@ Contract:
 * Device-resident arrays (`Backend.shares_host_memory`: the CPU drivers, whose
   device memory is host memory). A `RESIDENT` result is a plain, writable,
   C-contiguous `np.ndarray` over the mapping of IREE's result buffer (no copy;
-  its `.base` is the mapping, which keeps the buffer alive). The device's
+  its `.base` owns the mapping, which keeps the buffer alive, and so do
+  views of it: `_MappingOwner`). The device's
   table of resident arrays (`_Runtime.resident`: id -> weak reference, buffer
   view, address range, shape, dtype; an entry goes when its array dies)
   remembers it. When that very array object is an input of a later call on
@@ -504,6 +505,25 @@ class _Resident(weakref.ref):
         table[self.key] = self
 
 
+class _MappingOwner:
+    """The `.base` of a resident array: owns the array IREE maps its buffer into.
+
+    IREE keeps a mapping alive through a weak reference on the array
+    `MappedMemory.asarray` returns, whose `.base` is another ndarray. NumPy
+    collapses a view's `.base` past arrays that do not own their data, so a
+    view of that array (`w.T`, `w[1:]`) would hold its base but not the array
+    itself: once the array died, IREE unmapped and freed the memory under the
+    view. NumPy stops collapsing at a base that is not an ndarray, so views of
+    an array over this object hold the array, this object and so the mapping.
+    """
+
+    __slots__ = ("__array_interface__", "_mapped")
+
+    def __init__(self, mapped: np.ndarray):
+        self._mapped = mapped
+        self.__array_interface__ = mapped.__array_interface__
+
+
 def _forget(entry: _Resident) -> None:
     if entry.table.get(entry.key) is entry:
         del entry.table[entry.key]
@@ -706,8 +726,9 @@ class _Function:
                 end = start + mapped.nbytes
                 if not any(start < e and s < end for s, e in spans):
                     spans.append((start, end))
-                    _Resident(mapped, table, bv, start, end)
-                    results.append(mapped)
+                    resident = np.asarray(_MappingOwner(mapped))
+                    _Resident(resident, table, bv, start, end)
+                    results.append(resident)
                     continue
             # .copy(): the mapping is a view of IREE's buffer; see the docstring.
             results.append(mapped.copy())

@@ -10,10 +10,10 @@ reused only if nothing but the caller can observe it:
 * it is still the resident array its table entry names, C-contiguous, of the
   result's shape and dtype;
 * the caller holds it by one reference, which it hands over, and every object
-  on its `.base` chain (NumPy's base array, the memoryview over IREE's mapping,
-  the mapping) is held only by the object before it; the array's weak
+  on its `.base` chain (the owner of IREE's mapping, runtime/iree_backend.py's
+  `_MappingOwner`) is held only by the object before it; the array's weak
   references are the ones it had when it became resident (the device table's
-  entry, IREE's keep-alive of the mapping). Anything user code can still reach
+  entry). Anything user code can still reach
   it by (the old value kept in a list, a view, a memoryview, `np.frombuffer`,
   a ctypes object, a weak reference) holds one of those objects and shows up
   in their reference counts (CPython's exact counts: `sys.getrefcount`).
@@ -72,7 +72,7 @@ def only_the_callers(array: np.ndarray, weakrefs: int) -> bool:
     getrefcount's argument) and for each link of its base chain (the reference
     from the object before it, the local `link` and getrefcount's argument);
     `weakrefs` weak references to `array` (those it had when it became
-    resident: the device table's entry and IREE's keep-alive of the mapping).
+    resident: the device table's entry).
     """
     if sys.getrefcount(array) != 3 or weakref.getweakrefcount(array) != weakrefs:
         return False
