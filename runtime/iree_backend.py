@@ -501,7 +501,7 @@ class _Resident(weakref.ref):
         super().__init__(array, _forget)
         self.table, self.buffer_view, self.start, self.end = table, buffer_view, start, end
         self.shape, self.dtype, self.strides, self.key = array.shape, array.dtype, array.strides, id(array)
-        self.weakrefs = weakref.getweakrefcount(array)  # this one and IREE's: see result_storage
+        self.weakrefs = weakref.getweakrefcount(array)  # this one: see result_storage
         table[self.key] = self
 
 
