@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -310,14 +311,15 @@ def test_cache_env_values(monkeypatch, tmp_path):
 
 
 def test_entry_header_rejects_damage():
+    key = disk_cache.make_key("k")
     payload = b"vmfb bytes" * 50
-    entry = disk_cache.encode_entry(payload)
-    assert disk_cache.decode_entry(entry) == payload
+    entry = disk_cache.encode_entry(key, payload)
+    assert disk_cache.decode_entry(key, entry) == payload
     flipped = bytearray(entry)
     flipped[-7] ^= 1
     damaged = {
         "truncated": entry[:-1],
-        "header only": entry[:48],
+        "header only": entry[:50],
         "short header": entry[:20],
         "empty": b"",
         "flipped bit": bytes(flipped),
@@ -325,7 +327,61 @@ def test_entry_header_rejects_damage():
         "appended": entry + b"\0",
     }
     for name, data in damaged.items():
-        assert disk_cache.decode_entry(data) is None, name
+        assert disk_cache.decode_entry(key, data) is None, name
+    assert disk_cache.decode_entry(disk_cache.make_key("other"), entry) is None
+
+
+def test_misfiled_entry_is_never_returned(tmp_path):
+    """An entry copied (or renamed) onto another key's file is another function's module."""
+    cache = disk_cache.DiskCache(tmp_path)
+    mine, other = disk_cache.make_key("mine"), disk_cache.make_key("other")
+    assert cache.put(other, b"the other function's module")
+    shutil.copyfile(cache.path_for(other), cache.path_for(mine))
+    assert cache.get(mine) is None
+    assert cache.get(other) == b"the other function's module"
+    assert cache.put(mine, b"mine") and cache.get(mine) == b"mine"
+
+
+def _get_in_thread(cache, key):
+    """cache.get(key) in a daemon thread; (finished, result). A hang leaves the thread behind."""
+    result: list = []
+    t = threading.Thread(target=lambda: result.append(cache.get(key)), daemon=True)
+    t.start()
+    t.join(timeout=60)  # a deadlock guard, not a timing threshold: get() must not block at all
+    return not t.is_alive(), result
+
+
+def test_fifo_entry_is_ignored_without_blocking(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path)
+    key = disk_cache.make_key("k")
+    os.mkfifo(cache.path_for(key))
+    finished, result = _get_in_thread(cache, key)
+    if not finished:  # unblock the reader so that the test process can exit
+        with open(cache.path_for(key), "wb"):
+            pass
+    assert finished and result == [None]
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "directory"])
+def test_entry_linking_to_a_device_or_directory_is_ignored(tmp_path, target):
+    cache = disk_cache.DiskCache(tmp_path / "cache")
+    cache.directory.mkdir()
+    key = disk_cache.make_key("k")
+    if target == "directory":
+        (tmp_path / "d").mkdir()
+        target = tmp_path / "d"
+    os.symlink(target, cache.path_for(key))
+    finished, result = _get_in_thread(cache, key)
+    assert finished and result == [None]
+
+
+def test_entry_linking_to_a_regular_file_is_read(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path / "cache")
+    key = disk_cache.make_key("k")
+    assert cache.put(key, b"payload")
+    os.replace(cache.path_for(key), tmp_path / "elsewhere.bin")
+    os.symlink(tmp_path / "elsewhere.bin", cache.path_for(key))
+    assert cache.get(key) == b"payload"
 
 
 def test_key_parts_are_length_prefixed():
