@@ -105,21 +105,25 @@ def _read_regular_file(path: Path) -> bytes | None:
     O_NONBLOCK makes opening a FIFO return at once instead of waiting for a
     writer; fstat on the open descriptor then tells what was opened, so a
     path swapped between a check and the open cannot slip through. The read
-    is bounded by the header's sizes, so a file that grows while it is read
-    (or lies about its size) cannot exhaust memory.
+    is bounded by the file's size and the header's sizes, so a file that
+    grows while it is read, or a header of another layout (an older
+    pyfront's entry) read as lengths, cannot exhaust memory.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             _log.debug("pyfront cache: ignoring %s (not a regular file)", path)
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             header = f.read(_HEADER.size)
-            if len(header) < _HEADER.size:
-                return header
+            if len(header) < _HEADER.size or header[: len(_MAGIC)] != _MAGIC:
+                return header  # not an entry of this layout: decode_entry refuses it
             _, key_length, length, _ = _HEADER.unpack(header)
-            # One byte past the declared end shows an entry with extra bytes.
-            return header + f.read(key_length + length + 1)
+            # Never more than the file held when opened, nor than the header
+            # declares; one byte past the declared end shows an entry with
+            # extra bytes.
+            return header + f.read(min(key_length + length, info.st_size - _HEADER.size) + 1)
     finally:
         os.close(fd)
 
