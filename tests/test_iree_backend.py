@@ -8,9 +8,11 @@ new interpreter shows: a cache hit across processes, and a quiet exit.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -342,6 +344,18 @@ def test_misfiled_entry_is_never_returned(tmp_path):
     assert cache.put(mine, b"mine") and cache.get(mine) == b"mine"
 
 
+def test_entries_of_another_layout_or_with_huge_lengths_are_ignored(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path)
+    key = disk_cache.make_key("k")
+    payload = b"module" * 10
+    # The layout before entries recorded their key: magic, length, SHA-256, payload.
+    older = struct.pack("<8sQ32s", b"PYFRNT01", len(payload), hashlib.sha256(payload).digest()) + payload
+    lying = disk_cache.encode_entry(key, payload)[:8] + struct.pack("<HQ", 64, 2**62) + b"\0" * 32
+    for data in (older, lying):
+        cache.path_for(key).write_bytes(data)
+        assert cache.get(key) is None
+
+
 def _get_in_thread(cache, key):
     """cache.get(key) in a daemon thread; (finished, result). A hang leaves the thread behind."""
     result: list = []
@@ -565,3 +579,46 @@ def test_exit_is_quiet(scenario, tmp_path):
     assert "nanobind" not in proc.stderr
     assert proc.stderr == ""
     assert proc.stdout.split() == ["done", "late", "call:", "RuntimeError"]
+
+
+INTERRUPT_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from pyfront.runtime import iree_backend
+
+    # Exit would wait this long for a call still counted in flight: a leaked
+    # context makes the process hang until the test's deadlock guard fires.
+    iree_backend._EXIT_WAIT_SECONDS = 3600.0
+    m = iree_backend.LoadedModule(iree_backend.compile_vmfb(sys.argv[1]).vmfb)
+    f = m.function("neg")
+    x = np.array([1.0, 2.0], np.float32)
+    # A SIGINT's KeyboardInterrupt is raised between two bytecodes; the
+    # profile hook raises it deterministically at two such points: right
+    # after a context is taken, and right after IREE returned (before the
+    # context goes back to the pool).
+    for when, method in (("c_return", "pop"), ("c_call", "append")):
+        def interrupt(frame, event, arg):
+            if (event == when and getattr(arg, "__name__", "") == method
+                    and getattr(arg, "__self__", None) is m._contexts):
+                sys.setprofile(None)
+                raise KeyboardInterrupt
+        sys.setprofile(interrupt)
+        try:
+            f([x])
+        except KeyboardInterrupt:
+            print("interrupted", m._busy())
+        sys.setprofile(None)
+    print(f([x])[0].tolist())
+    """
+)
+
+
+@pytest.mark.iree
+def test_keyboard_interrupt_in_a_call_releases_its_context(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_SCRIPT, SMALL_MLIR],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["interrupted False", "interrupted False", "[-1.0, -2.0]"]
