@@ -313,3 +313,41 @@ def test_command_line_export(tmp_path):
     f = pyfront.load(tmp_path / "m")
     x, w = RNG.standard_normal((6, 8)).astype(np.float32), RNG.standard_normal((8, 2)).astype(np.float32)
     assert_same(f(x, w), np.maximum(x @ w, 0))
+
+
+def test_export_overwrites_only_what_pyfront_wrote(tmp_path):
+    def double(x):
+        return x * 2
+
+    def triple(x):
+        return x * 3
+
+    x = np.ones(3)
+    webapp = tmp_path / "webapp"
+    webapp.mkdir()
+    (webapp / "manifest.json").write_text('{"name": "my web app", "start_url": "/"}')
+    (webapp / "index.html").write_text("<html></html>")
+    with pytest.raises(ExportError, match="holds files pyfront did not write \\(index.html\\)"):
+        pyfront.export(double, x, path=webapp)
+    (webapp / "index.html").unlink()  # only a foreign manifest.json left: still not pyfront's
+    with pytest.raises(ExportError, match="not a pyfront artifact manifest"):
+        pyfront.export(double, x, path=webapp)
+    assert [p.name for p in webapp.iterdir()] == ["manifest.json"]
+    assert json.loads((webapp / "manifest.json").read_text())["name"] == "my web app"
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me")
+    with pytest.raises(ExportError, match="not a directory"):
+        pyfront.export(double, x, path=a_file)
+    assert a_file.read_text() == "keep me"
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir()  # an empty directory is used
+    pyfront.export(double, x, path=artifact)
+    pyfront.export(triple, x, path=artifact)  # an artifact pyfront wrote is replaced
+    assert_same(pyfront.load(artifact)(x), x * 3)
+    (artifact / "README").write_text("my notes about this model")
+    with pytest.raises(ExportError, match="did not write \\(README\\)"):
+        pyfront.export(double, x, path=artifact)
+    assert sorted(p.name for p in artifact.iterdir()) == ["README", "manifest.json", "module.vmfb"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pyfront-")]  # no temporaries left
