@@ -582,6 +582,8 @@ class _Function:
         "_storage",
         "_storage_usage",
         "_vm_function",
+        "n_inputs",
+        "n_results",
         "name",
     )
 
@@ -598,10 +600,13 @@ class _Function:
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
+        # As declared: callers check their own expectations (pyfront.load does).
+        self.n_results = len(results)
         self._n_results = max(len(results), 1)
         self._scalar_types = [_SCALAR_TYPES.get(t) for t in results]
         self._storage = [(spec, _HAL_TYPES.get(spec.dtype) or _hal_type(spec.dtype))
                          for spec in storage_specs(decl, _SCALAR_TYPES)]
+        self.n_inputs = len(re.findall(r"%input\d+:", decl.partition("->")[0])) - len(self._storage)
         # Mappable on the CPU drivers, so that a result in the buffer can be resident.
         self._storage_usage = _INPUT_USAGE | (int(ireert.BufferUsage.MAPPING) if self._shares_host_memory else 0)
         _LIVE_FUNCTIONS.add(self)

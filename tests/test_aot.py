@@ -351,3 +351,74 @@ def test_export_overwrites_only_what_pyfront_wrote(tmp_path):
         pyfront.export(double, x, path=artifact)
     assert sorted(p.name for p in artifact.iterdir()) == ["README", "manifest.json", "module.vmfb"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pyfront-")]  # no temporaries left
+
+
+def _manifest_mutations(node, path=()):
+    """(description, function applying one defect to a manifest copy) for every field of `node`."""
+    wrong_values = [None, True, -1, 10**6, 1.5, "x", [], {}]
+    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+    for key, value in items:
+        if path == () and key == "manifest_sha256":
+            continue
+        where = path + (key,)
+
+        def at(m, where=where):
+            for k in where[:-1]:
+                m = m[k]
+            return m, where[-1]
+
+        def delete(m, at=at):
+            parent, k = at(m)
+            del parent[k]
+
+        yield f"delete {where}", delete
+        for wrong in wrong_values:
+            def replace(m, at=at, wrong=wrong):
+                parent, k = at(m)
+                parent[k] = wrong
+
+            yield f"{where} = {wrong!r}", replace
+        if isinstance(value, list) and value:
+            def truncate(m, at=at):
+                parent, k = at(m)
+                parent[k] = parent[k][: len(parent[k]) // 2]
+
+            yield f"truncate {where}", truncate
+        if isinstance(value, (dict, list)):
+            yield from _manifest_mutations(value, where)
+
+
+def test_every_malformed_manifest_raises_artifact_error(artifact_copy):
+    """Manifests with one defect each, checksums kept valid: ArtifactError, never another error.
+
+    At load a defect is an ArtifactError; a defect that passes the load (a
+    changed reason string, say) may only show at a call as an ArtifactError,
+    a GuardFailed, or the argument checks' TypeError/ValueError naming an
+    argument.
+    """
+    path = artifact_copy / "manifest.json"
+    original = json.loads(path.read_text())
+    args = mlp_args()
+    seen = 0
+    for description, mutate in _manifest_mutations(original):
+        m = json.loads(json.dumps(original))
+        mutate(m)
+        m["manifest_sha256"] = manifest_checksum(m)
+        path.write_text(json.dumps(m))
+        try:
+            f = pyfront.load(artifact_copy)
+        except ArtifactError:
+            seen += 1
+            continue
+        except Exception as e:
+            pytest.fail(f"{description}: load raised {type(e).__name__}: {e}")
+        try:
+            f(*args)
+            repr(f)
+        except (ArtifactError, GuardFailed):
+            pass
+        except (TypeError, ValueError) as e:
+            assert str(e).startswith("arg"), f"{description}: call raised {type(e).__name__}: {e}"
+        except Exception as e:
+            pytest.fail(f"{description}: call raised {type(e).__name__}: {e}")
+    assert seen > 100  # the defects were seen by the loader, not skipped
