@@ -222,12 +222,17 @@ def _lower(fn, args: tuple, relaxed: dict):
     return mlir, graph.func_name, inputs, outputs, guards, result
 
 
+# NumPy's array functions (`np.sum`, `np.where`, `np.dot`, ...) are neither
+# Python functions nor builtins: NumPy 2 wraps them in `_ArrayFunctionDispatcher`.
+_NUMPY_FUNCTION = type(np.sum)
+
+
 def _is_code(value: Any) -> bool:
-    """Globals fixed at export: modules, functions, classes, ufuncs, dtypes (not data)."""
+    """Globals fixed at export: modules, functions, classes, ufuncs, NumPy functions, dtypes (not data)."""
     from pyfront.api import CompiledFunction
 
     return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-                              type, np.ufunc, np.dtype, CompiledFunction))
+                              type, np.ufunc, _NUMPY_FUNCTION, np.dtype, CompiledFunction))
 
 
 def _result(fn, node: Any) -> dict:

@@ -422,3 +422,15 @@ def test_every_malformed_manifest_raises_artifact_error(artifact_copy):
         except Exception as e:
             pytest.fail(f"{description}: call raised {type(e).__name__}: {e}")
     assert seen > 100  # the defects were seen by the loader, not skipped
+
+
+def numpy_functions(x, y):
+    return (np.sum(x), np.where(x > 0.5, x, y), np.dot(x, y), np.clip(x, 0.25, 0.75),
+            np.concatenate([x, y]), np.stack([x, y]))
+
+
+def test_export_accepts_numpy_array_functions(tmp_path):
+    """np.sum & co. are `_ArrayFunctionDispatcher` objects in NumPy 2: code, fixed at export."""
+    x, y = RNG.random(5), RNG.random(5)
+    f = pyfront.load(pyfront.export(numpy_functions, x, y, path=tmp_path / "a"))
+    assert_same(f(x, y), numpy_functions(x, y))
