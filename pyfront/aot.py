@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import layout
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING
 from pyfront.runtime.aot import (
@@ -206,6 +207,10 @@ def _lower(fn, args: tuple, relaxed: dict):
         paths = ", ".join(p for p, _ in graph.commits)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
     with graph.context:
+        try:
+            layout.check_results(graph.module, fn)
+        except Unsupported as e:
+            raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
         run_passes(graph.module, list(EXPORT_PIPELINE))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         inputs, outputs = input_paths(f), output_paths(f)

@@ -82,8 +82,8 @@ class CompiledFunction:
             return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
         try:
             key = self._key(args)
-        except TypeError:
-            return self._interpret("an argument cannot be specialized on", args, kwargs)
+        except TypeError as e:
+            return self._interpret(f"an argument cannot be specialized on ({e})", args, kwargs)
         group = self._groups.get(key)
         variant, miss = group.select(args) if group is not None else (None, None)
         if variant is None:

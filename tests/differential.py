@@ -34,6 +34,11 @@ def assert_same(expected: Any, got: Any, where: str = "result") -> None:
     if isinstance(expected, np.ndarray):
         assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
         assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
+        # The memory layout is observable (.flags, .strides, .T, reshape views).
+        for flag in ("C_CONTIGUOUS", "F_CONTIGUOUS"):
+            assert got.flags[flag] == expected.flags[flag], (
+                f"{where}: {flag} {got.flags[flag]} != {expected.flags[flag]} (strides {got.strides} "
+                f"!= {expected.strides})")
         _assert_values(expected, got, where)
     elif isinstance(expected, np.generic):
         assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
