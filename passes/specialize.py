@@ -27,9 +27,9 @@ specialization.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
+from pyfront.compile_warnings import warnings_as
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.primitives import by_op_name
@@ -115,9 +115,8 @@ def _fold(op: ir.Operation) -> np.ndarray | None:
         return None
     prim = by_op_name(op.name)
     view = prim.opdef.view(op)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    with warnings_as("ignore"), np.errstate(all="ignore"):
         # NumPy's runtime warnings are the interpreter's business, not the compiler's.
-        warnings.simplefilter("ignore")
         try:
             result = np.asarray(prim.impl(*operands, **view.params))
         except Exception as e:  # noqa: BLE001 - an op NumPy rejects is left for run time, unfolded

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import layout
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING
 from pyfront.runtime.aot import (
@@ -207,6 +208,10 @@ def _lower(fn, args: tuple, relaxed: dict):
         paths = ", ".join(p for p, _ in graph.commits)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
     with graph.context:
+        try:
+            layout.check_results(graph.module, fn)
+        except Unsupported as e:
+            raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
         run_passes(graph.module, list(EXPORT_PIPELINE))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         inputs, outputs = input_paths(f), output_paths(f)
@@ -223,12 +228,18 @@ def _lower(fn, args: tuple, relaxed: dict):
     return mlir, graph.func_name, inputs, outputs, guards, result
 
 
+# NumPy's array functions (`np.sum`, `np.where`, `np.dot`, ...) are neither
+# Python functions nor builtins: NumPy 2 wraps them in `_ArrayFunctionDispatcher`.
+_NUMPY_FUNCTION = type(np.sum)
+
+
 def _is_code(value: Any) -> bool:
-    """Globals fixed at export: modules, functions and their code, classes, ufuncs, dtypes (not data)."""
+    """Globals fixed at export: modules, functions and their code, classes, ufuncs, NumPy functions,
+    dtypes (not data)."""
     from pyfront.api import CompiledFunction
 
     return isinstance(value, (types.ModuleType, types.FunctionType, types.CodeType, types.BuiltinFunctionType,
-                              type, np.ufunc, np.dtype, CompiledFunction))
+                              type, np.ufunc, _NUMPY_FUNCTION, np.dtype, CompiledFunction))
 
 
 def _result(fn, node: Any) -> dict:
@@ -279,9 +290,14 @@ def _compiler_version() -> str:
 
 
 def _write(path: str, vmfb: bytes, manifest: dict) -> str:
-    """Write the artifact directory atomically: a reader never sees half of one."""
-    if os.path.exists(path) and not os.path.isfile(os.path.join(path, MANIFEST)):
-        raise ExportError(f"{path!r} exists and is not a pyfront artifact; not overwriting it")
+    """Write the artifact directory atomically: a reader never sees half of one.
+
+    An existing `path` is replaced only if it is empty or is an artifact
+    pyfront wrote (see `_refuse_foreign`): export never deletes a file it did
+    not write.
+    """
+    if os.path.lexists(path):
+        _refuse_foreign(path)
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".pyfront-export-", dir=parent)
@@ -291,13 +307,52 @@ def _write(path: str, vmfb: bytes, manifest: dict) -> str:
         with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.write("\n")
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        if os.path.lexists(path):
+            _refuse_foreign(path)  # again: something may have written into it meanwhile
+            # Move the old artifact aside rather than delete it first, so that
+            # `path` is never missing a manifest while its module is present.
+            old = tempfile.mkdtemp(prefix=".pyfront-old-", dir=parent)
+            os.replace(path, os.path.join(old, "artifact"))
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
+
+
+def _refuse_foreign(path: str) -> None:
+    """Raise ExportError unless `path` is an empty directory or an artifact pyfront wrote.
+
+    A pyfront artifact holds exactly `manifest.json` (a JSON object whose
+    format is FORMAT) and `module.vmfb`, both regular files; a directory with
+    any other entry (a web app's folder that happens to have a manifest.json)
+    is not one.
+    """
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise ExportError(f"{path!r} exists and is not a directory; not overwriting it")
+    entries = set(os.listdir(path))
+    if not entries:
+        return
+    foreign = sorted(entries - {MANIFEST, VMFB})
+    if foreign or not all(os.path.isfile(os.path.join(path, e)) and not os.path.islink(os.path.join(path, e))
+                          for e in entries):
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise ExportError(
+            f"{path!r} exists and holds files pyfront did not write ({shown or 'links or folders'}); "
+            "not overwriting it: export to a new or empty directory"
+        )
+    try:
+        with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
+            written_by_pyfront = json.load(f).get("format") == FORMAT
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        written_by_pyfront = False
+    if not written_by_pyfront:
+        raise ExportError(
+            f"{path!r} exists and its {MANIFEST} is not a pyfront artifact manifest; not overwriting it"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,8 +97,8 @@ class CompiledFunction:
         args = _with_defaults(self.fn, args)
         try:
             key = self._key(args)
-        except TypeError:
-            return self._interpret("an argument cannot be specialized on", args, kwargs)
+        except TypeError as e:
+            return self._interpret(f"an argument cannot be specialized on ({e})", args, kwargs)
         group = self._groups.get(key)
         variant, miss = group.select(args) if group is not None else (None, None)
         if variant is None:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.state_path import Path
+from pyfront.layout import c_ordered
 from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
                                 ScalarSpec, Spec)
 
@@ -66,7 +67,8 @@ class StateGuard:
     def holds_for(self, value: Any) -> bool:
         s = self.spec
         if isinstance(s, ArraySpec):
-            return type(value) is np.ndarray and value.dtype == s.dtype and value.shape == s.shape
+            return (type(value) is np.ndarray and value.dtype == s.dtype and value.shape == s.shape
+                    and c_ordered(value))
         if isinstance(s, (ObjectSpec, ScalarSpec)):
             return type(value) is s.type
         if isinstance(s, ConstSpec):
@@ -85,7 +87,7 @@ class StateGuard:
     def describe(self) -> str:
         s = self.spec
         if isinstance(s, ArraySpec):
-            return f"{self.path} is an ndarray of {s.dtype} {s.shape}"
+            return f"{self.path} is a C-ordered ndarray of {s.dtype} {s.shape}"
         if isinstance(s, (ObjectSpec, ScalarSpec)):
             return f"{self.path} is a {s.type.__name__}"
         if isinstance(s, LengthSpec):

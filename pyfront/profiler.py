@@ -21,6 +21,8 @@ function (or a GradFunction's `f`) for an instrumented copy recording into
 from __future__ import annotations
 
 import ast
+import builtins
+import sys
 import types
 from collections import Counter
 from collections.abc import Callable
@@ -193,14 +195,65 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
         profile.branches.setdefault(key, Counter())[outcome] += 1
         return outcome
 
+    def call_target(f):
+        hidden = _HIDING.get(id(f))
+        return hidden[1] if hidden is not None and hidden[0] is f else callee(f)
+
     cells[_OBSERVER] = types.CellType(observe)
     cells[_BRANCH] = types.CellType(branch)
-    cells[_CALLEE] = types.CellType(callee)
+    cells[_CALLEE] = types.CellType(call_target)
     closure = tuple(cells[name] for name in inner.co_freevars)
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
 
+
+# The hooks are free variables of the instrumented copy, so its frame's locals
+# hold them too. The builtins that show a frame's locals to the function
+# itself are called through these replacements, which show the locals without
+# the hooks (as the original function's frame would). `locals()` returns the
+# frame's own dict, as CPython does (the same object on every call).
+_HOOKS = (_OBSERVER, _BRANCH, _CALLEE)
+
+
+def _frame_locals(frame) -> dict:
+    names = frame.f_locals  # refreshed from the frame by CPython on each access
+    for name in _HOOKS:
+        names.pop(name, None)
+    return names
+
+
+def _locals():
+    return _frame_locals(sys._getframe(1))
+
+
+def _vars(*args):
+    return vars(*args) if args else _frame_locals(sys._getframe(1))
+
+
+def _dir(*args):
+    return dir(*args) if args else sorted(_frame_locals(sys._getframe(1)))
+
+
+def _eval(source, *args, **kwargs):
+    if args or kwargs:
+        return eval(source, *args, **kwargs)
+    frame = sys._getframe(1)
+    return eval(source, frame.f_globals, _frame_locals(frame))
+
+
+def _exec(source, *args, **kwargs):
+    if args or kwargs:
+        return exec(source, *args, **kwargs)
+    frame = sys._getframe(1)
+    return exec(source, frame.f_globals, _frame_locals(frame))
+
+
+# id(builtin) -> (the builtin, its replacement): looked up by identity, so a
+# user function named `locals` is called as it is.
+_HIDING = {id(b): (b, r) for b, r in (
+    (builtins.locals, _locals), (builtins.vars, _vars), (builtins.dir, _dir),
+    (builtins.eval, _eval), (builtins.exec, _exec))}
 
 _UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError)
 

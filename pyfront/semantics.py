@@ -12,12 +12,12 @@ cannot reproduce raises `Unsupported`, and the call stays in the interpreter.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from pyfront.compile_warnings import warnings_as
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir
 from pyfront.dialects.primitives import emit, get
@@ -37,8 +37,7 @@ def fold(fn, *args, **kwargs) -> Known:
     A warning at compile time would be lost at run time, and an exception must
     be raised by the call itself, so both make the construct unsupported.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as("error"):
         try:
             return Known(fn(*args, **kwargs))
         except Exception as e:  # noqa: BLE001 - any exception of the user's code
@@ -116,7 +115,14 @@ def _cast_operand(v: Any, dtype: np.dtype) -> ir.Value:
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
             raise Unsupported(f"Python int {value} does not fit {dtype}")
-    return emit.dense(np.asarray(value, dtype=dtype))
+    with warnings_as("error"):
+        # NumPy warns on every run of an overflowing cast (1e300 to float32);
+        # compiled in as a constant, the cast would never warn again.
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except (Warning, OverflowError) as e:
+            raise Unsupported(f"the constant {value!r} as {dtype}: NumPy warns or raises at run time ({e})") from None
+    return emit.dense(array)
 
 
 # Ufuncs ------------------------------------------------------------------------
@@ -378,8 +384,7 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
         axis = 0
     axes = normalize_axes(axis, t.ndim)
     proto = np.ones((1,) * t.ndim, dtype=t.dtype) if t.pytype is np.ndarray else t.dtype.type(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings_as("ignore"):
         sample = fn(proto, axis=axis, keepdims=keepdims, **kwargs)
     out_dtype = check_dtype(np.asarray(sample).dtype)
     pytype = np.ndarray if isinstance(sample, np.ndarray) else type(sample)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import layout
+
 _IMMUTABLE = (int, float, bool, str, bytes, type(None), complex, type(Ellipsis), slice, range)
 
 
@@ -121,6 +123,7 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     if relaxed is True and t is float:
         return (float,)
     if t is np.ndarray:
+        layout.check_argument(value)  # compiled code keeps only C order
         if isinstance(relaxed, frozenset):
             return (t, value.dtype, relaxed_shape(value.shape, relaxed))
         return (t, value.dtype, value.shape)

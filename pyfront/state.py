@@ -31,6 +31,8 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
+from pyfront.layout import REASON as LAYOUT_REASON
+from pyfront.layout import c_ordered
 from pyfront.grad_calls import grad_function_type
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, has_plain_attr
 from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
@@ -172,6 +174,8 @@ class StateMixin:
             path, name = root, root.root.split(":", 1)[1]
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
+            if not c_ordered(value):
+                raise Unsupported(f"{path} is an array that is not C-ordered: {LAYOUT_REASON}", node)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
             t = op.build([], [tensor_type(value.shape, value.dtype)], name=name, ip=self._state_ip()).result
@@ -242,6 +246,8 @@ class StateMixin:
         guarded constant, or an object whose own attributes may be read in turn."""
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
+            if not c_ordered(value):
+                raise Unsupported(f"{path} is an array that is not C-ordered: {LAYOUT_REASON}", node)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             t = load.build([obj.value], [tensor_type(value.shape, value.dtype)], ip=self._state_ip(), **attrs)
             return Tensor(t.result, np.ndarray, source=path)

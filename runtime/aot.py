@@ -124,7 +124,9 @@ def _read_manifest(path: str) -> dict:
         raise ArtifactError(f"{mpath}: not a {FORMAT} manifest (format {found!r})")
     if manifest.get("manifest_sha256") != manifest_checksum(manifest):
         raise ArtifactError(f"{mpath}: manifest checksum mismatch (the manifest was modified or corrupted)")
-    built, here = manifest.get("versions", {}), current_versions()
+    built, here = manifest.get("versions"), current_versions()
+    if type(built) is not dict:
+        raise ArtifactError(f"{mpath}: malformed manifest: versions: expected dict, got {type(built).__name__}")
     for name, version in here.items():
         if built.get(name) != version:
             raise ArtifactError(
@@ -218,15 +220,147 @@ def _check(name: str, value: Any, spec: dict, inputs: dict) -> None:
         raise ArtifactError(f"manifest: unknown argument kind {kind!r}")
 
 
+_PY_KINDS = {"float": "f", "int": "iu", "bool": "b"}  # the dtype kinds each Python type is boxed from
+
+
 def _box(array: np.ndarray, pytype: str) -> Any:
     if pytype == "ndarray":
         return array
-    if pytype in ("float", "int", "bool"):
+    if array.ndim != 0:
+        raise ArtifactError(f"manifest: a {pytype} result, the module returned shape {array.shape}")
+    if pytype in _PY_KINDS:
+        if array.dtype.kind not in _PY_KINDS[pytype]:
+            raise ArtifactError(f"manifest: a {pytype} result, the module returned {array.dtype}")
         return _PY_TYPES[pytype](array[()])
     value = array[()]
     if type(value).__name__ != pytype:
         raise ArtifactError(f"manifest: output of type {type(value).__name__}, expected {pytype}")
     return value
+
+
+def _validate(manifest: dict) -> None:
+    """Check the manifest's structure; raise ArtifactError (naming the field) for any defect.
+
+    The checksum only shows that the manifest is the one written with it; a
+    manifest written by a buggy or hostile tool can carry a valid checksum.
+    Every field the loader and the call path read is checked here, so that a
+    malformed one is an ArtifactError at load, never an IndexError or
+    KeyError at some later call.
+    """
+
+    def fail(field: str, why: str):
+        raise ArtifactError(f"malformed manifest: {field}: {why}")
+
+    def typed(field: str, value: Any, t: type) -> Any:
+        if type(value) is not t:
+            fail(field, f"expected {t.__name__}, got {type(value).__name__}")
+        return value
+
+    def field(name: str, t: type) -> Any:
+        if name not in manifest:
+            fail(name, "missing")
+        return typed(name, manifest[name], t)
+
+    def strings(name: str) -> list:
+        items = field(name, list)
+        for i, v in enumerate(items):
+            typed(f"{name}[{i}]", v, str)
+        return items
+
+    for name in ("name", "entry", "backend", "vmfb_sha256"):
+        field(name, str)
+    if field("vmfb_size", int) < 0:
+        fail("vmfb_size", "negative")
+    strings("iree_flags")
+    strings("entry_guards")
+    strings("iree_input_types")
+    if field("state_updates", list):
+        fail("state_updates", "an artifact cannot write Python state")
+    runtime_inputs: set[str] = set()
+    for i, spec in enumerate(field("arguments", list)):
+        _validate_spec(f"arguments[{i}]", spec, f"arg{i}", runtime_inputs, fail, typed)
+    for i, p in enumerate(strings("inputs")):
+        if p not in runtime_inputs:
+            fail(f"inputs[{i}]", f"{p!r} is not a runtime value of an argument")
+    outputs = strings("outputs")
+    for i, p in enumerate(outputs):
+        if p != "guards" and not p.startswith("return"):
+            fail(f"outputs[{i}]", f"unknown output {p!r}")
+    for i, g in enumerate(field("guards", list)):
+        typed(f"guards[{i}]", g, dict)
+        for k in ("kind", "site", "reason"):
+            typed(f"guards[{i}].{k}", g.get(k), str)
+    if "guards" in outputs and not manifest["guards"]:
+        fail("guards", "the module returns guard flags but the manifest lists no guard")
+    n_returned = sum(p != "guards" for p in outputs)
+    _validate_result("result", field("result", dict), len(manifest["arguments"]), n_returned, fail, typed)
+
+
+def _validate_spec(where: str, spec: Any, name: str, runtime_inputs: set, fail, typed) -> None:
+    typed(where, spec, dict)
+    kind = typed(f"{where}.kind", spec.get("kind"), str)
+    if kind == "ndarray":
+        dtype = typed(f"{where}.dtype", spec.get("dtype"), str)
+        try:
+            ok = np.dtype(dtype).kind in "biuf"
+        except TypeError:
+            ok = False
+        if not ok:
+            fail(f"{where}.dtype", f"{dtype!r} is not a numeric dtype")
+        for d, size in enumerate(typed(f"{where}.shape", spec.get("shape"), list)):
+            if size is not None and (type(size) is not int or size < 0):
+                fail(f"{where}.shape[{d}]", f"{size!r} is not a size")
+        runtime_inputs.add(name)
+    elif kind == "scalar":
+        typed(f"{where}.type", spec.get("type"), str)
+        typed(f"{where}.dtype", spec.get("dtype"), str)
+        runtime_inputs.add(name)
+    elif kind == "float":
+        runtime_inputs.add(name)
+    elif kind == "const":
+        _validate_const(f"{where}.value", spec.get("value"), fail)
+    elif kind in _SEQ_TYPES:
+        for i, item in enumerate(typed(f"{where}.items", spec.get("items"), list)):
+            _validate_spec(f"{where}.items[{i}]", item, f"{name}[{i}]", runtime_inputs, fail, typed)
+    else:
+        fail(f"{where}.kind", f"unknown argument kind {kind!r}")
+
+
+def _validate_const(where: str, enc: Any, fail) -> None:
+    try:
+        if type(enc) is not dict:
+            raise TypeError(f"expected dict, got {type(enc).__name__}")
+        decode_const(enc)
+    except ArtifactError as e:
+        fail(where, str(e).removeprefix("manifest: "))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:  # binascii.Error is a ValueError
+        fail(where, f"not a constant ({type(e).__name__}: {e})")
+
+
+def _validate_result(where: str, node: Any, n_args: int, n_returned: int, fail, typed) -> None:
+    typed(where, node, dict)
+    keys = {"output", "const", "arg", "seq"} & node.keys()
+    if len(keys) != 1:
+        fail(where, "expected exactly one of output, const, arg, seq")
+    (key,) = keys
+    if key == "output":
+        i = typed(f"{where}.output", node["output"], int)
+        if not 0 <= i < n_returned:
+            fail(f"{where}.output", f"{i} is not one of the module's {n_returned} results")
+        pytype = typed(f"{where}.pytype", node.get("pytype"), str)
+        if pytype not in ("ndarray", "float", "int", "bool") and not isinstance(getattr(np, pytype, None), type):
+            fail(f"{where}.pytype", f"unknown result type {pytype!r}")
+    elif key == "const":
+        _validate_const(f"{where}.const", node["const"], fail)
+    elif key == "arg":
+        i = typed(f"{where}.arg", node["arg"], int)
+        if not 0 <= i < n_args:
+            fail(f"{where}.arg", f"{i} is not an argument position")
+    else:
+        if typed(f"{where}.seq", node["seq"], str) not in _SEQ_TYPES:
+            fail(f"{where}.seq", f"unknown sequence type {node['seq']!r}")
+        for i, item in enumerate(typed(f"{where}.items", node.get("items"), list)):
+            _validate_result(f"{where}.items[{i}]", item, n_args, n_returned, fail, typed)
 
 
 class Artifact:
@@ -238,22 +372,28 @@ class Artifact:
         self.path = path
         self.manifest = manifest = _read_manifest(path)
         try:
-            vmfb = _read_vmfb(path, manifest)
-            self.name = manifest["name"]
-            self._args = list(manifest["arguments"])
-            self._inputs = list(manifest["inputs"])
-            self._outputs = list(manifest["outputs"])
-            self._guards = list(manifest["guards"])
-            self._result = dict(manifest["result"])
-            entry = str(manifest["entry"])
-            for i, spec in enumerate(self._args):
-                describe_spec(spec)  # every argument spec is well formed
-        except (KeyError, TypeError, ValueError) as e:
-            if isinstance(e, ArtifactError):
-                raise
-            raise ArtifactError(f"{path!r}: malformed manifest ({type(e).__name__}: {e})") from None
-        module = LoadedModule(vmfb, backend or manifest["backend"])
-        self._invoke = module.function(entry)
+            _validate(manifest)
+        except ArtifactError as e:
+            raise ArtifactError(f"{path!r}: {e}") from None
+        vmfb = _read_vmfb(path, manifest)
+        self.name = manifest["name"]
+        self._args = list(manifest["arguments"])
+        self._inputs = list(manifest["inputs"])
+        self._outputs = list(manifest["outputs"])
+        self._guards = list(manifest["guards"])
+        self._result = dict(manifest["result"])
+        try:
+            module = LoadedModule(vmfb, backend or manifest["backend"])
+            self._invoke = module.function(manifest["entry"])
+        except ValueError as e:  # not a loadable module, or no such entry function
+            raise ArtifactError(f"{path!r}: {e}") from None
+        for what, listed, declared in (("inputs", self._inputs, self._invoke.n_inputs),
+                                       ("outputs", self._outputs, self._invoke.n_results)):
+            if len(listed) != declared:
+                raise ArtifactError(
+                    f"{path!r}: malformed manifest: {what} lists {len(listed)}, "
+                    f"the module's function {manifest['entry']!r} has {declared}"
+                )
 
     def __repr__(self) -> str:
         args = ", ".join(describe_spec(s) for s in self._args)
@@ -265,10 +405,19 @@ class Artifact:
         given: dict[str, Any] = {}
         for i, (value, spec) in enumerate(zip(args, self._args)):
             _check(f"arg{i}", value, spec, given)
-        outputs = self._invoke([given[p] for p in self._inputs]) if self._outputs else []
+        try:
+            outputs = self._invoke([given[p] for p in self._inputs]) if self._outputs else []
+        except ValueError as e:
+            # The arguments match the manifest, so the module and its manifest disagree.
+            raise ArtifactError(f"{self.path!r}: the module refused the inputs its manifest describes: {e}") from None
         returned = []
         for path, out in zip(self._outputs, outputs):
             if path == "guards":
+                if out.size != len(self._guards):
+                    raise ArtifactError(
+                        f"{self.path!r}: malformed manifest: {len(self._guards)} guards, "
+                        f"the module returned {out.size} guard flags"
+                    )
                 failed = [g for g, ok in zip(self._guards, out.reshape(-1)) if not ok]
                 if failed:
                     g = failed[0]

@@ -11,9 +11,15 @@ Contract:
 * `make_key(*parts)` hashes its parts (str or bytes) into a hex SHA-256 key.
   Parts are length-prefixed, so ("ab", "c") and ("a", "bc") differ.
 * `DiskCache.get(key)` returns the stored bytes, or None for a missing,
-  truncated or corrupted entry: every entry carries a header with the
-  payload's length and SHA-256, and an entry that does not match it is never
-  returned. The caller then recompiles and `put`s a fresh entry over it.
+  truncated, corrupted or misfiled entry: every entry carries a header with
+  its own key and the payload's length and SHA-256, and an entry that does
+  not match them (an entry of another key copied or renamed onto this one's
+  file included) is never returned. The caller then recompiles and `put`s a
+  fresh entry over it.
+* `get` reads regular files only: an entry path that is (or links to) a
+  FIFO, a device such as /dev/zero, or a directory is ignored without
+  blocking or reading it, and an entry larger than its header says is not
+  read past that size plus one byte.
 * `DiskCache.put(key, payload)` writes a temporary file in the cache
   directory and renames it over the entry with `os.replace`, which is atomic,
   so a concurrent reader sees either the old entry, the new one or none.
@@ -29,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import struct
 import tempfile
 from pathlib import Path
@@ -38,10 +45,12 @@ _log = logging.getLogger("pyfront.runtime")
 ENV_VAR = "PYFRONT_CACHE_DIR"
 _DISABLED_VALUES = frozenset({"", "0", "off", "false", "none"})
 
-# Entry layout: magic, payload length (u64 LE), SHA-256 of the payload, payload.
-# The magic carries the layout version: a new layout gets a new magic.
-_MAGIC = b"PYFRNT01"
-_HEADER = struct.Struct("<8sQ32s")
+# Entry layout: magic, key length (u16 LE), payload length (u64 LE), SHA-256
+# of the payload, the key (ASCII hex), payload. The magic carries the layout
+# version: a new layout gets a new magic (entries of older layouts are
+# ignored and recompiled).
+_MAGIC = b"PYFRNT02"
+_HEADER = struct.Struct("<8sHQ32s")
 
 
 def default_directory() -> Path:
@@ -70,22 +79,53 @@ def make_key(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-def encode_entry(payload: bytes) -> bytes:
-    """Header + payload, as stored on disk."""
-    return _HEADER.pack(_MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
+def encode_entry(key: str, payload: bytes) -> bytes:
+    """Header + key + payload, as stored on disk."""
+    k = key.encode("ascii")
+    return _HEADER.pack(_MAGIC, len(k), len(payload), hashlib.sha256(payload).digest()) + k + payload
 
 
-def decode_entry(data: bytes) -> bytes | None:
-    """The payload of a stored entry, or None if the entry is not intact."""
+def decode_entry(key: str, data: bytes) -> bytes | None:
+    """The payload of a stored entry of `key`, or None if the entry is not intact or not `key`'s."""
     if len(data) < _HEADER.size:
         return None
-    magic, length, digest = _HEADER.unpack_from(data)
-    payload = data[_HEADER.size :]
-    if magic != _MAGIC or length != len(payload):
+    magic, key_length, length, digest = _HEADER.unpack_from(data)
+    stored_key = data[_HEADER.size : _HEADER.size + key_length]
+    payload = data[_HEADER.size + key_length :]
+    if magic != _MAGIC or stored_key != key.encode("ascii") or length != len(payload):
         return None
     if hashlib.sha256(payload).digest() != digest:
         return None
     return payload
+
+
+def _read_regular_file(path: Path) -> bytes | None:
+    """The bytes of `path` if it is a regular file (after symlinks), else None; never blocks.
+
+    O_NONBLOCK makes opening a FIFO return at once instead of waiting for a
+    writer; fstat on the open descriptor then tells what was opened, so a
+    path swapped between a check and the open cannot slip through. The read
+    is bounded by the file's size and the header's sizes, so a file that
+    grows while it is read, or a header of another layout (an older
+    pyfront's entry) read as lengths, cannot exhaust memory.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            _log.debug("pyfront cache: ignoring %s (not a regular file)", path)
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            header = f.read(_HEADER.size)
+            if len(header) < _HEADER.size or header[: len(_MAGIC)] != _MAGIC:
+                return header  # not an entry of this layout: decode_entry refuses it
+            _, key_length, length, _ = _HEADER.unpack(header)
+            # Never more than the file held when opened, nor than the header
+            # declares; one byte past the declared end shows an entry with
+            # extra bytes.
+            return header + f.read(min(key_length + length, info.st_size - _HEADER.size) + 1)
+    finally:
+        os.close(fd)
 
 
 class DiskCache:
@@ -105,15 +145,17 @@ class DiskCache:
     def get(self, key: str) -> bytes | None:
         path = self.path_for(key)
         try:
-            data = path.read_bytes()
+            data = _read_regular_file(path)
         except FileNotFoundError:
             return None
         except OSError as e:
             _log.debug("pyfront cache: cannot read %s: %s", path, e)
             return None
-        payload = decode_entry(data)
+        if data is None:
+            return None
+        payload = decode_entry(key, data)
         if payload is None:
-            _log.debug("pyfront cache: ignoring corrupted entry %s", path)
+            _log.debug("pyfront cache: ignoring corrupted or misfiled entry %s", path)
         return payload
 
     def put(self, key: str, payload: bytes) -> bool:
@@ -128,7 +170,7 @@ class DiskCache:
             # No fsync: after a crash the entry may be short or garbled, and
             # the checksum makes get() ignore it, which costs one recompile.
             with os.fdopen(fd, "wb") as f:
-                f.write(encode_entry(payload))
+                f.write(encode_entry(key, payload))
             os.replace(tmp, path)
             return True
         except OSError as e:

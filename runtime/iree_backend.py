@@ -545,11 +545,14 @@ class LoadedModule:
         # IREE contexts are "thread-compatible": one thread at a time each.
         # A call takes a context from this pool (list.pop/append are atomic)
         # and makes a new one if all are busy, so concurrent calls neither
-        # share a context nor wait on a lock. `_n_contexts` counts contexts
-        # that exist, pooled or in use, so that exit can wait for calls in
-        # flight. The first context is made now: a bad module fails here.
+        # share a context nor wait on a lock. `_in_flight` holds one token per
+        # call between taking a context and giving it back, so that exit can
+        # wait for calls in flight; a token is discarded in a `finally`, so a
+        # KeyboardInterrupt (raised between any two bytecodes, e.g. right
+        # after IREE returns) cannot leave a call counted forever. The first
+        # context is made now: a bad module fails here.
         self._lock = threading.Lock()
-        self._n_contexts = 0
+        self._in_flight: set = set()
         self._contexts: list | None = []
         self._contexts.append(self._new_context())
         _LIVE_MODULES.add(self)
@@ -558,13 +561,7 @@ class LoadedModule:
         with self._lock:
             if self._contexts is None:
                 _after_shutdown()
-            context = ireert.VmContext(self._rt.instance, [self._rt.hal_module, self._vm_module])
-            self._n_contexts += 1
-            return context
-
-    def _drop_context(self) -> None:
-        with self._lock:
-            self._n_contexts -= 1
+            return ireert.VmContext(self._rt.instance, [self._rt.hal_module, self._vm_module])
 
     @property
     def function_names(self) -> list[str]:
@@ -580,8 +577,7 @@ class LoadedModule:
         return _Function(self, vm_function)
 
     def _busy(self) -> bool:
-        pool = self._contexts
-        return pool is not None and len(pool) < self._n_contexts
+        return self._contexts is not None and bool(self._in_flight)
 
     def _close(self) -> None:
         with self._lock:
@@ -607,6 +603,8 @@ class _Function:
         "_storage",
         "_storage_usage",
         "_vm_function",
+        "n_inputs",
+        "n_results",
         "name",
     )
 
@@ -623,10 +621,13 @@ class _Function:
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
+        # As declared: callers check their own expectations (pyfront.load does).
+        self.n_results = len(results)
         self._n_results = max(len(results), 1)
         self._scalar_types = [_SCALAR_TYPES.get(t) for t in results]
         self._storage = [(spec, _HAL_TYPES.get(spec.dtype) or _hal_type(spec.dtype))
                          for spec in storage_specs(decl, _SCALAR_TYPES)]
+        self.n_inputs = len(re.findall(r"%input\d+:", decl.partition("->")[0])) - len(self._storage)
         # Mappable on the CPU drivers, so that a result in the buffer can be resident.
         self._storage_usage = _INPUT_USAGE | (int(ireert.BufferUsage.MAPPING) if self._shares_host_memory else 0)
         _LIVE_FUNCTIONS.add(self)
@@ -670,24 +671,30 @@ class _Function:
                 buffer = allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
                 args.push_ref(_BufferView(buffer, spec.shape, et).ref)
             del candidate
+        flight = object()
+        in_flight = self._module._in_flight
         try:
-            context = pool.pop()
-        except IndexError:
-            context = self._module._new_context()
-        if _shut_down:  # checked after taking a context: see _shutdown
+            in_flight.add(flight)  # inside the try: see LoadedModule.__init__
+            if _shut_down:  # checked after registering the call: see _shutdown
+                _after_shutdown()
+            try:
+                context = pool.pop()
+            except IndexError:
+                context = self._module._new_context()
+            out = _VariantList(self._n_results)
+            try:
+                context.invoke(self._vm_function, args, out)
+            except Exception as e:
+                if asynchronous_cause(e) is None:  # the caller's own exception goes on unchanged
+                    e.add_note(f"while calling IREE function {self.name!r}")
+                raise
+            # Pooled only after a call that returned normally: a context whose
+            # call failed or was interrupted (KeyboardInterrupt) is dropped,
+            # as IREE promises nothing about it.
             pool.append(context)
-            _after_shutdown()
-        out = _VariantList(self._n_results)
-        try:
-            context.invoke(self._vm_function, args, out)
-        except Exception as e:
-            # The context is dropped, not pooled: IREE promises nothing about
-            # a context whose call failed.
-            self._module._drop_context()
-            if asynchronous_cause(e) is None:  # the caller's own exception goes on unchanged
-                e.add_note(f"while calling IREE function {self.name!r}")
-            raise
-        pool.append(context)
+        finally:
+            in_flight.discard(flight)
+            context = None
         # Free the input buffers before the results are copied out: for large
         # arrays malloc then reuses their memory instead of faulting in fresh
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).

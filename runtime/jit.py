@@ -26,7 +26,7 @@ from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.variant import GuardInfo, Variant
 
-from pyfront import logs
+from pyfront import layout, logs
 from pyfront.config import Config
 from pyfront.errors import Unsupported
 from pyfront.graphgen import generate
@@ -51,6 +51,7 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed)
     with graph.context:
+        layout.check_results(graph.module, fn)
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)

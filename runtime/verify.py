@@ -61,6 +61,11 @@ def difference(expected: Any, got: Any, where: str = "result") -> str | None:
             return f"{where}: dtype {got.dtype} != {expected.dtype}"
         if got.shape != expected.shape:
             return f"{where}: shape {got.shape} != {expected.shape}"
+        if isinstance(expected, np.ndarray):  # the memory layout is observable (.flags, .strides, .T)
+            for flag in ("C_CONTIGUOUS", "F_CONTIGUOUS"):
+                if got.flags[flag] != expected.flags[flag]:
+                    return (f"{where}: {flag} {got.flags[flag]} != {expected.flags[flag]} "
+                            f"(strides {got.strides} != {expected.strides})")
         return _values_differ(np.asarray(expected), np.asarray(got), where)
     if isinstance(expected, float):
         return _values_differ(np.asarray(expected), np.asarray(got), where)

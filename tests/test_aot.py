@@ -313,3 +313,124 @@ def test_command_line_export(tmp_path):
     f = pyfront.load(tmp_path / "m")
     x, w = RNG.standard_normal((6, 8)).astype(np.float32), RNG.standard_normal((8, 2)).astype(np.float32)
     assert_same(f(x, w), np.maximum(x @ w, 0))
+
+
+def test_export_overwrites_only_what_pyfront_wrote(tmp_path):
+    def double(x):
+        return x * 2
+
+    def triple(x):
+        return x * 3
+
+    x = np.ones(3)
+    webapp = tmp_path / "webapp"
+    webapp.mkdir()
+    (webapp / "manifest.json").write_text('{"name": "my web app", "start_url": "/"}')
+    (webapp / "index.html").write_text("<html></html>")
+    with pytest.raises(ExportError, match="holds files pyfront did not write \\(index.html\\)"):
+        pyfront.export(double, x, path=webapp)
+    (webapp / "index.html").unlink()  # only a foreign manifest.json left: still not pyfront's
+    with pytest.raises(ExportError, match="not a pyfront artifact manifest"):
+        pyfront.export(double, x, path=webapp)
+    assert [p.name for p in webapp.iterdir()] == ["manifest.json"]
+    assert json.loads((webapp / "manifest.json").read_text())["name"] == "my web app"
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me")
+    with pytest.raises(ExportError, match="not a directory"):
+        pyfront.export(double, x, path=a_file)
+    assert a_file.read_text() == "keep me"
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir()  # an empty directory is used
+    pyfront.export(double, x, path=artifact)
+    pyfront.export(triple, x, path=artifact)  # an artifact pyfront wrote is replaced
+    assert_same(pyfront.load(artifact)(x), x * 3)
+    (artifact / "README").write_text("my notes about this model")
+    with pytest.raises(ExportError, match="did not write \\(README\\)"):
+        pyfront.export(double, x, path=artifact)
+    assert sorted(p.name for p in artifact.iterdir()) == ["README", "manifest.json", "module.vmfb"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pyfront-")]  # no temporaries left
+
+
+def _manifest_mutations(node, path=()):
+    """(description, function applying one defect to a manifest copy) for every field of `node`."""
+    wrong_values = [None, True, -1, 10**6, 1.5, "x", [], {}]
+    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+    for key, value in items:
+        if path == () and key == "manifest_sha256":
+            continue
+        where = path + (key,)
+
+        def at(m, where=where):
+            for k in where[:-1]:
+                m = m[k]
+            return m, where[-1]
+
+        def delete(m, at=at):
+            parent, k = at(m)
+            del parent[k]
+
+        yield f"delete {where}", delete
+        for wrong in wrong_values:
+            def replace(m, at=at, wrong=wrong):
+                parent, k = at(m)
+                parent[k] = wrong
+
+            yield f"{where} = {wrong!r}", replace
+        if isinstance(value, list) and value:
+            def truncate(m, at=at):
+                parent, k = at(m)
+                parent[k] = parent[k][: len(parent[k]) // 2]
+
+            yield f"truncate {where}", truncate
+        if isinstance(value, (dict, list)):
+            yield from _manifest_mutations(value, where)
+
+
+def test_every_malformed_manifest_raises_artifact_error(artifact_copy):
+    """Manifests with one defect each, checksums kept valid: ArtifactError, never another error.
+
+    At load a defect is an ArtifactError; a defect that passes the load (a
+    changed reason string, say) may only show at a call as an ArtifactError,
+    a GuardFailed, or the argument checks' TypeError/ValueError naming an
+    argument.
+    """
+    path = artifact_copy / "manifest.json"
+    original = json.loads(path.read_text())
+    args = mlp_args()
+    seen = 0
+    for description, mutate in _manifest_mutations(original):
+        m = json.loads(json.dumps(original))
+        mutate(m)
+        m["manifest_sha256"] = manifest_checksum(m)
+        path.write_text(json.dumps(m))
+        try:
+            f = pyfront.load(artifact_copy)
+        except ArtifactError:
+            seen += 1
+            continue
+        except Exception as e:
+            pytest.fail(f"{description}: load raised {type(e).__name__}: {e}")
+        try:
+            f(*args)
+            repr(f)
+        except (ArtifactError, GuardFailed):
+            pass
+        except (TypeError, ValueError) as e:
+            assert str(e).startswith("arg"), f"{description}: call raised {type(e).__name__}: {e}"
+        except Exception as e:
+            pytest.fail(f"{description}: call raised {type(e).__name__}: {e}")
+    assert seen > 100  # the defects were seen by the loader, not skipped
+
+
+def numpy_functions(x, y):
+    return (np.sum(x), np.where(x > 0.5, x, y), np.dot(x, y), np.clip(x, 0.25, 0.75),
+            np.concatenate([x, y]), np.stack([x, y]))
+
+
+def test_export_accepts_numpy_array_functions(tmp_path):
+    """np.sum & co. are `_ArrayFunctionDispatcher` objects in NumPy 2: code, fixed at export."""
+    x, y = RNG.random(5), RNG.random(5)
+    f = pyfront.load(pyfront.export(numpy_functions, x, y, path=tmp_path / "a"))
+    assert_same(f(x, y), numpy_functions(x, y))

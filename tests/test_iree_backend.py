@@ -8,8 +8,11 @@ new interpreter shows: a cache hit across processes, and a quiet exit.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -310,14 +313,15 @@ def test_cache_env_values(monkeypatch, tmp_path):
 
 
 def test_entry_header_rejects_damage():
+    key = disk_cache.make_key("k")
     payload = b"vmfb bytes" * 50
-    entry = disk_cache.encode_entry(payload)
-    assert disk_cache.decode_entry(entry) == payload
+    entry = disk_cache.encode_entry(key, payload)
+    assert disk_cache.decode_entry(key, entry) == payload
     flipped = bytearray(entry)
     flipped[-7] ^= 1
     damaged = {
         "truncated": entry[:-1],
-        "header only": entry[:48],
+        "header only": entry[:50],
         "short header": entry[:20],
         "empty": b"",
         "flipped bit": bytes(flipped),
@@ -325,7 +329,73 @@ def test_entry_header_rejects_damage():
         "appended": entry + b"\0",
     }
     for name, data in damaged.items():
-        assert disk_cache.decode_entry(data) is None, name
+        assert disk_cache.decode_entry(key, data) is None, name
+    assert disk_cache.decode_entry(disk_cache.make_key("other"), entry) is None
+
+
+def test_misfiled_entry_is_never_returned(tmp_path):
+    """An entry copied (or renamed) onto another key's file is another function's module."""
+    cache = disk_cache.DiskCache(tmp_path)
+    mine, other = disk_cache.make_key("mine"), disk_cache.make_key("other")
+    assert cache.put(other, b"the other function's module")
+    shutil.copyfile(cache.path_for(other), cache.path_for(mine))
+    assert cache.get(mine) is None
+    assert cache.get(other) == b"the other function's module"
+    assert cache.put(mine, b"mine") and cache.get(mine) == b"mine"
+
+
+def test_entries_of_another_layout_or_with_huge_lengths_are_ignored(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path)
+    key = disk_cache.make_key("k")
+    payload = b"module" * 10
+    # The layout before entries recorded their key: magic, length, SHA-256, payload.
+    older = struct.pack("<8sQ32s", b"PYFRNT01", len(payload), hashlib.sha256(payload).digest()) + payload
+    lying = disk_cache.encode_entry(key, payload)[:8] + struct.pack("<HQ", 64, 2**62) + b"\0" * 32
+    for data in (older, lying):
+        cache.path_for(key).write_bytes(data)
+        assert cache.get(key) is None
+
+
+def _get_in_thread(cache, key):
+    """cache.get(key) in a daemon thread; (finished, result). A hang leaves the thread behind."""
+    result: list = []
+    t = threading.Thread(target=lambda: result.append(cache.get(key)), daemon=True)
+    t.start()
+    t.join(timeout=60)  # a deadlock guard, not a timing threshold: get() must not block at all
+    return not t.is_alive(), result
+
+
+def test_fifo_entry_is_ignored_without_blocking(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path)
+    key = disk_cache.make_key("k")
+    os.mkfifo(cache.path_for(key))
+    finished, result = _get_in_thread(cache, key)
+    if not finished:  # unblock the reader so that the test process can exit
+        with open(cache.path_for(key), "wb"):
+            pass
+    assert finished and result == [None]
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "directory"])
+def test_entry_linking_to_a_device_or_directory_is_ignored(tmp_path, target):
+    cache = disk_cache.DiskCache(tmp_path / "cache")
+    cache.directory.mkdir()
+    key = disk_cache.make_key("k")
+    if target == "directory":
+        (tmp_path / "d").mkdir()
+        target = tmp_path / "d"
+    os.symlink(target, cache.path_for(key))
+    finished, result = _get_in_thread(cache, key)
+    assert finished and result == [None]
+
+
+def test_entry_linking_to_a_regular_file_is_read(tmp_path):
+    cache = disk_cache.DiskCache(tmp_path / "cache")
+    key = disk_cache.make_key("k")
+    assert cache.put(key, b"payload")
+    os.replace(cache.path_for(key), tmp_path / "elsewhere.bin")
+    os.symlink(tmp_path / "elsewhere.bin", cache.path_for(key))
+    assert cache.get(key) == b"payload"
 
 
 def test_key_parts_are_length_prefixed():
@@ -509,3 +579,46 @@ def test_exit_is_quiet(scenario, tmp_path):
     assert "nanobind" not in proc.stderr
     assert proc.stderr == ""
     assert proc.stdout.split() == ["done", "late", "call:", "RuntimeError"]
+
+
+INTERRUPT_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from pyfront.runtime import iree_backend
+
+    # Exit would wait this long for a call still counted in flight: a leaked
+    # context makes the process hang until the test's deadlock guard fires.
+    iree_backend._EXIT_WAIT_SECONDS = 3600.0
+    m = iree_backend.LoadedModule(iree_backend.compile_vmfb(sys.argv[1]).vmfb)
+    f = m.function("neg")
+    x = np.array([1.0, 2.0], np.float32)
+    # A SIGINT's KeyboardInterrupt is raised between two bytecodes; the
+    # profile hook raises it deterministically at two such points: right
+    # after a context is taken, and right after IREE returned (before the
+    # context goes back to the pool).
+    for when, method in (("c_return", "pop"), ("c_call", "append")):
+        def interrupt(frame, event, arg):
+            if (event == when and getattr(arg, "__name__", "") == method
+                    and getattr(arg, "__self__", None) is m._contexts):
+                sys.setprofile(None)
+                raise KeyboardInterrupt
+        sys.setprofile(interrupt)
+        try:
+            f([x])
+        except KeyboardInterrupt:
+            print("interrupted", m._busy())
+        sys.setprofile(None)
+    print(f([x])[0].tolist())
+    """
+)
+
+
+@pytest.mark.iree
+def test_keyboard_interrupt_in_a_call_releases_its_context(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_SCRIPT, SMALL_MLIR],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["interrupted False", "interrupted False", "[-1.0, -2.0]"]

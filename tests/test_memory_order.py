@@ -1,0 +1,74 @@
+"""Compiled results keep NumPy's memory order (pyfront/layout.py).
+
+NumPy lays out elementwise results like their operands (order='K'): calls
+whose results NumPy would not lay out in C order run in the interpreter.
+tests/differential.py compares the C/F-contiguity flags of every array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from differential import assert_same, check
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+def transposed_times_two(x):
+    return x.T * 2.0
+
+
+def tanh_of_transposed(x):
+    return np.tanh(x.T) + 1.0
+
+
+def scaled(x):
+    return x * 2.0
+
+
+def transposed_back_and_forth(x):
+    y = x
+    for _ in range(3):
+        y = y.T * 1.0
+    return y
+
+
+def layouts_that_stay_c(x, w):
+    return x.T @ w, x.T.sum(axis=1), (x * 2).T, x[:, ::2] * 2.0, x.T
+
+
+W = np.asfortranarray(np.ones((3, 3)))
+
+
+def scaled_by_global(x):
+    return W * x
+
+
+@pytest.mark.parametrize("fn", [transposed_times_two, tanh_of_transposed, transposed_back_and_forth])
+def test_results_of_transposes_keep_numpys_order(fn):
+    compiled = check(fn, [(X,), (X + 1,), (X + 2,)])
+    assert "another memory order" in str(pyfront.explain(compiled))
+
+
+def test_f_ordered_and_strided_arguments():
+    check(scaled, [(X,), (X + 1,), (X.T,), (np.asfortranarray(X),), (X[:, ::-1],), (X + 3,)])
+
+
+def test_layouts_numpy_keeps_in_c_order_still_compile():
+    compiled = check(layouts_that_stay_c, [(X, np.ones((2, 2)))] * 3)
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def test_f_ordered_state_arrays():
+    global W
+    compiled = check(scaled_by_global, [(np.ones((3, 3)),)] * 3)
+    assert "not C-ordered" in str(pyfront.explain(compiled))
+    W = np.ascontiguousarray(W)  # a C-ordered global compiles
+    compiled = check(scaled_by_global, [(np.ones((3, 3)),)] * 3)
+    assert pyfront.explain(compiled).compiled_calls > 0
+    W = np.asfortranarray(W)  # and the state guard sees a later F-ordered one
+    assert_same(scaled_by_global(np.ones((3, 3))), compiled(np.ones((3, 3))))
