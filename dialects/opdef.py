@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 
 _REGISTRY: dict[str, OpDef] = {}
 
@@ -228,6 +228,6 @@ def verify_module(module: ir.Module | ir.Operation) -> None:
                 errors.append((str(op.location), msg))
         return ir.WalkResult.ADVANCE
 
-    top.walk(visit)
+    walk(top, visit)
     if errors:
         raise VerificationError(errors)

@@ -9,7 +9,7 @@ unused. Never erased: guards, state ops, anything with a region or no result.
 
 from __future__ import annotations
 
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives.base import by_op_name
 
 _PURE_DIALECTS = ("arith.", "math.", "tensor.")
@@ -31,7 +31,7 @@ def erase_dead_ops(root: ir.Operation) -> int:
             ops.append(op)
             return ir.WalkResult.ADVANCE
 
-        root.walk(collect)
+        walk(root, collect)
         dead = [op for op in reversed(ops) if is_pure(op) and all(not list(r.uses) for r in op.results)]
         if not dead:
             return erased

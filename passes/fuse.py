@@ -55,7 +55,7 @@ dispatches at the same time.
 
 from __future__ import annotations
 
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives import emit
 from pyfront.passes.registry import register_pass
 
@@ -81,7 +81,7 @@ def _blocks(root: ir.Operation) -> list[ir.Block]:
                 blocks.extend(region.blocks)
         return ir.WalkResult.ADVANCE
 
-    root.walk(visit)
+    walk(root, visit)
     return blocks
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import arith, ir, math
+from pyfront.dialects.mlir import arith, ir, math, walk
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
@@ -41,7 +41,7 @@ I8 = np.dtype(np.int8)
 @register_pass("guard-subnormal-inputs",
                "Guard that float inputs hold no subnormal (IREE's CPU code reads them as zero); refuse subnormal constants.")
 def guard_subnormal_inputs(module: ir.Operation) -> None:
-    module.walk(_refuse_subnormal_constant)
+    walk(module, _refuse_subnormal_constant)
     for fn in functions(module):
         block = fn.body.blocks[0]
         terminator = block.operations[len(block.operations) - 1].operation

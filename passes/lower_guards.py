@@ -13,7 +13,7 @@ blames the guards whose flags are false.
 from __future__ import annotations
 
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import arith, ir, tensor
+from pyfront.dialects.mlir import arith, ir, tensor, walk
 from pyfront.dialects.types import is_tensor
 from pyfront.passes.funcs import functions, output_paths, return_op, set_results
 from pyfront.passes.registry import register_pass
@@ -54,5 +54,5 @@ def _nested_guards(fn: ir.Operation) -> list[ir.Operation]:
             found.append(op)
         return ir.WalkResult.ADVANCE
 
-    fn.walk(visit)
+    walk(fn, visit)
     return found

@@ -8,7 +8,7 @@ the op's location so diagnostics still point at the user's line.
 
 from __future__ import annotations
 
-from pyfront.dialects.mlir import ir, rewrite
+from pyfront.dialects.mlir import ir, rewrite, walk
 from pyfront.dialects.primitives import all_primitives
 from pyfront.dialects.primitives.emit import as_value
 from pyfront.passes.registry import register_pass
@@ -38,6 +38,6 @@ def lower_to_linalg(module: ir.Operation) -> None:
             leftover.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.walk(find)
+    walk(module, find)
     if leftover:
         raise RuntimeError(f"lower-to-linalg left {leftover[0].name} at {leftover[0].location}")

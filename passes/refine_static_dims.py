@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 
-from pyfront.dialects.mlir import func, ir, tensor
+from pyfront.dialects.mlir import func, ir, tensor, walk
 from pyfront.dialects.primitives import by_op_name
 from pyfront.dialects.types import shape_of, tensor_dtype, tensor_type
 from pyfront.passes.dead_code import erase_dead_ops
@@ -99,7 +99,7 @@ def _refine(fn: func.FuncOp, facts: dict[int, dict[int, int]]) -> None:
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
-    fn.operation.walk(collect)  # pre-order: producers before their consumers
+    walk(fn.operation, collect)  # pre-order: producers before their consumers
     for op in ops:
         _refine_op(op, refined)
 

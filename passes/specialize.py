@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from pyfront.compile_warnings import warnings_as
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives import by_op_name
 from pyfront.dialects.primitives.emit import dense
 from pyfront.dialects.types import is_tensor, isa, shape_of, tensor_dtype
@@ -95,7 +95,7 @@ def _fold_constants(module: ir.Operation) -> None:
             ops.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.walk(collect)  # pre-order: producers before their consumers
+    walk(module, collect)  # pre-order: producers before their consumers
     for op in ops:
         folded = _fold(op)
         if folded is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from pyfront.dialects.mlir import arith, ir
+from pyfront.dialects.mlir import arith, ir, walk
 from pyfront.passes.registry import register_pass
 
 MAX_TRIP_COUNT = 256
@@ -47,7 +47,7 @@ def unroll(module: ir.Operation) -> None:
             loops.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.walk(collect, ir.WalkOrder.POST_ORDER)  # inner loops first
+    walk(module, collect, ir.WalkOrder.POST_ORDER)  # inner loops first
     for loop in loops:
         trip = _trip_count(loop)
         if trip is not None and trip <= MAX_TRIP_COUNT and trip * _size(loop) <= limit:
@@ -78,7 +78,7 @@ def _size(loop: ir.Operation) -> int:
         count += 1
         return ir.WalkResult.ADVANCE
 
-    loop.walk(visit)
+    walk(loop, visit)
     return count - 1  # the loop itself
 
 
@@ -113,4 +113,4 @@ def _remap(clone: ir.Operation, mapping: dict) -> None:
                 op.operands[i] = new
         return ir.WalkResult.ADVANCE
 
-    clone.walk(visit)
+    walk(clone, visit)
