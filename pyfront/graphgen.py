@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import numpy_api
+from pyfront import deep_ast, numpy_api
 from pyfront import semantics as S
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
@@ -172,10 +172,15 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
 
     def build(self) -> Graph:
         node = parse_function(self.fn)
+        filename = self.fn.__code__.co_filename
         try:
-            return self._build(node)
+            with deep_ast.room_for(node, filename):
+                return self._build(node)
         except Unsupported as e:  # e.g. about an argument: point at the def line
-            raise e.located(node, self.fn.__code__.co_filename) from None
+            raise e.located(node, filename) from None
+        except RecursionError:  # deep_ast's room was not enough: never the user's error
+            raise Unsupported(f"{self.fn.__qualname__} nests too deeply for the graph generator",
+                              node, filename) from None
 
     def _build(self, node: ast.FunctionDef) -> Graph:
         fn = self.fn
@@ -698,7 +703,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         callee_node = parse_function(fn)
         saved = self.node
         try:
-            return self._call_function(fn, callee_node, args, kwargs)
+            with deep_ast.room_for(callee_node, fn.__code__.co_filename):
+                return self._call_function(fn, callee_node, args, kwargs)
         finally:
             self.node = saved
 

@@ -21,6 +21,7 @@ function (or a GradFunction's `f`) for an instrumented copy recording into
 from __future__ import annotations
 
 import ast
+import os
 import types
 from collections import Counter
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import deep_ast
 from pyfront.errors import Unsupported
 from pyfront.graphgen import parse_function
 
@@ -36,6 +38,12 @@ _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
 _INNER = "__pyfront_instrumented__"
 _CALLEE = "__pyfront_callee__"
+# The copy reaches its hooks through constants, not names: a name would be a
+# free variable of the copy, and `locals()`, `vars()` and `dir()` show free
+# variables. Each hook is compiled as `<placeholder>.__call__(...)` (a call of
+# a constant itself is a SyntaxWarning) and its placeholder string, unique to
+# this process, is then swapped for the hook in the code's constants.
+_PLACEHOLDERS = {hook: f"{hook}{os.urandom(8).hex()}" for hook in (_OBSERVER, _BRANCH, _CALLEE)}
 _MAX_VALUES = 8
 
 
@@ -107,6 +115,19 @@ def _site_key(node: ast.AST) -> tuple:
     return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__)
 
 
+def _hook(name: str) -> ast.expr:
+    return ast.Attribute(ast.Constant(_PLACEHOLDERS[name]), "__call__", ast.Load())
+
+
+def _with_hooks(code: types.CodeType, hooks: dict[str, Any]) -> types.CodeType:
+    """`code` (and the code nested in it) with each hook's placeholder constant replaced by the hook."""
+    consts = tuple(
+        hooks.get(c, c) if type(c) is str else _with_hooks(c, hooks) if isinstance(c, types.CodeType) else c
+        for c in code.co_consts
+    )
+    return code.replace(co_consts=consts)
+
+
 class _Instrument(ast.NodeTransformer):
     """Wrap observed expressions: `e` becomes `__pyfront_observe__(site, e)`."""
 
@@ -117,7 +138,7 @@ class _Instrument(ast.NodeTransformer):
     def _wrap(self, node: ast.expr) -> ast.expr:
         key = _site_key(node)
         self.sites.append(key)
-        call = ast.Call(ast.Name(_OBSERVER, ast.Load()), [ast.Constant(key), node], [])
+        call = ast.Call(_hook(_OBSERVER), [ast.Constant(key), node], [])
         return ast.copy_location(call, node)
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
@@ -135,7 +156,7 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
-        node.func = ast.copy_location(ast.Call(ast.Name(_CALLEE, ast.Load()), [node.func], []), node.func)
+        node.func = ast.copy_location(ast.Call(_hook(_CALLEE), [node.func], []), node.func)
         return self._wrap(node)
 
     def _wrap_test(self, node: ast.If | ast.IfExp | ast.While) -> ast.AST:
@@ -143,7 +164,7 @@ class _Instrument(ast.NodeTransformer):
         self.generic_visit(node)
         # The observer returns bool(test), so truth is evaluated exactly once, as in Python.
         node.test = ast.copy_location(
-            ast.Call(ast.Name(_BRANCH, ast.Load()), [ast.Constant(key), node.test], []), node.test
+            ast.Call(_hook(_BRANCH), [ast.Constant(key), node.test], []), node.test
         )
         return node
 
@@ -162,28 +183,14 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
 
     `callee(f)` gives what the copy calls when its code calls `f`.
     """
-    from pyfront.graphgen import _assigned_names
-
     node = parse_function(fn)
     node.decorator_list = []
     # A name of its own: with the function's name, the factory's local would
     # shadow the global that a recursive function calls itself through.
     node.name = _INNER
-    body_node = _Instrument(_assigned_names(node))
-    for i, stmt in enumerate(node.body):
-        node.body[i] = body_node.visit(stmt)
-    freevars = fn.__code__.co_freevars
-    factory = ast.FunctionDef(
-        name="__pyfront_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in (_OBSERVER, _BRANCH, _CALLEE) + freevars],
-                           kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
-        decorator_list=[],
-    )
-    module = ast.fix_missing_locations(ast.Module([factory], type_ignores=[]))
-    code = compile(module, fn.__code__.co_filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _INNER)
+    with deep_ast.room_for(node, fn.__code__.co_filename):
+        code = _instrumented_code(node, fn.__code__)
+    inner = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == _INNER)
     inner = inner.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)  # error messages
 
     def observe(key, value):
@@ -193,22 +200,41 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
         obs.add(value)
         return value
 
-    cells = dict(zip(freevars, fn.__closure__ or ()))
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     def branch(key, test):
         outcome = bool(test)
         profile.branches.setdefault(key, Counter())[outcome] += 1
         return outcome
 
-    cells[_OBSERVER] = types.CellType(observe)
-    cells[_BRANCH] = types.CellType(branch)
-    cells[_CALLEE] = types.CellType(callee)
+    inner = _with_hooks(inner, {_PLACEHOLDERS[_OBSERVER]: observe, _PLACEHOLDERS[_BRANCH]: branch,
+                                _PLACEHOLDERS[_CALLEE]: callee})
     closure = tuple(cells[name] for name in inner.co_freevars)
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
 
 
-_UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError)
+def _instrumented_code(node: ast.FunctionDef, original: types.CodeType) -> types.CodeType:
+    """The code of a factory taking the closure's cells, returning the copy (with placeholders)."""
+    from pyfront.graphgen import _assigned_names
+
+    body_node = _Instrument(_assigned_names(node))
+    for i, stmt in enumerate(node.body):
+        node.body[i] = body_node.visit(stmt)
+    factory = ast.FunctionDef(
+        name="__pyfront_factory__",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in original.co_freevars],
+                           kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[node, ast.Return(ast.Name(node.name, ast.Load()))],
+        decorator_list=[],
+    )
+    module = ast.fix_missing_locations(ast.Module([factory], type_ignores=[]))
+    code = compile(module, original.co_filename, "exec")
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+# RecursionError: deep_ast's room was not enough; the call then runs uninstrumented.
+_UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError, RecursionError)
 
 
 class Profiler:

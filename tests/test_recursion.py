@@ -1,0 +1,47 @@
+"""Deep syntax trees and deep recursion behave as in CPython.
+
+A generated 600-term sum is a 600-deep chain of `BinOp`s: CPython compiles
+and runs it, so pyfront must too (profiled, then compiled), never raising a
+RecursionError of its own (pyfront/deep_ast.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import pyfront
+from differential import check
+
+pytestmark = pytest.mark.iree
+
+
+def _generated(tmp_path, name: str, source: str):
+    """A function defined in a generated module file (so its source is available, as for real code)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def test_600_term_sum_runs_profiled_and_compiled(tmp_path):
+    terms = " + ".join(f"x * {i}.0" for i in range(600))
+    fn = _generated(tmp_path, "long_sum", f"def long_sum(x):\n    return {terms}\n")
+    x = np.linspace(-1.0, 1.0, 5)
+    compiled = check(fn, [(x,), (x * 2,), (x + 1,)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 2, report  # compiled, not refused
+
+
+def test_600_deep_chain_of_four_operators(tmp_path):
+    # x * 1.5 / 2.0 * ... - 1.0 + 2.0 - ...: 300 products and quotients under 300 sums and differences.
+    products = "".join(f" * 1.{i}" if i % 2 else f" / 1.{i}" for i in range(300))
+    sums = "".join(f" - {i}.0" if i % 2 else f" + {i}.0" for i in range(300))
+    fn = _generated(tmp_path, "chain", f"def chain(x):\n    y = x{products}{sums}\n    return y * y\n")
+    x = np.linspace(-1.0, 1.0, 5)
+    compiled = check(fn, [(x,), (x * 2,), (x + 1,)])
+    assert pyfront.explain(compiled).compiled_calls == 2
