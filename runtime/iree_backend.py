@@ -9,7 +9,10 @@ Contract:
   runtime versions, the pyfront version and, for `-cpu=host` flags, the host
   CPU (so a cache shared between machines never hands out code for another
   CPU). A cache hit does not import the compiler at all. Compiler failures
-  raise `CompileError` with the compiler's diagnostics.
+  raise `CompileError` with the compiler's diagnostics. `iree-compile` runs
+  as a child process that is killed when `timeout` passes (`CompileTimeout`),
+  when the caller gets an exception while waiting, and when the caller's
+  process dies (runtime/compiler_process.py).
 * `get_backend(name)` returns the `Backend` of that name or raises ValueError
   naming it and the supported ones. `BACKENDS` is the table:
   "cpu" runs on IREE's multi-threaded `local-task` driver; "cpu-sync" runs the
@@ -104,6 +107,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree import runtime as ireert
 from pyfront.runtime import disk_cache
+from pyfront.runtime.compiler_process import CompilerFailed, CompileTimeout, run_compiler
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
 __all__ = [
@@ -114,8 +118,8 @@ __all__ = [
     "UNUSED",
     "BackendRestriction",
     "CompileError",
-    
     "CompileResult",
+    "CompileTimeout",
     "LoadedModule",
     "Restriction",
     "check_available",
@@ -300,8 +304,12 @@ class CompileResult:
     seconds: float  # wall time of compile_vmfb, cache lookup included
 
 
-def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResult:
-    """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache."""
+def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu", timeout: float | None = None) -> CompileResult:
+    """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache.
+
+    `timeout`: seconds `iree-compile` may run (None: no limit); past it, the
+    child is killed and CompileTimeout raised (runtime/compiler_process.py).
+    """
     be = get_backend(backend) if isinstance(backend, str) else backend
     for restriction in be.restrictions:
         if restriction.found(mlir_text):
@@ -313,7 +321,7 @@ def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResul
         vmfb = cache.get(key)
         if vmfb is not None:
             return CompileResult(vmfb, True, time.perf_counter() - start)
-    vmfb = _invoke_compiler(mlir_text, be)
+    vmfb = _invoke_compiler(mlir_text, be, timeout)
     if cache is not None:
         cache.put(key, vmfb)
     return CompileResult(vmfb, False, time.perf_counter() - start)
@@ -339,25 +347,11 @@ def artifact_key(mlir_text: str, backend: Backend) -> str:
     )
 
 
-def _invoke_compiler(mlir_text: str, backend: Backend) -> bytes:
-    # Imported here so that a process served from the cache never loads the
-    # compiler's native libraries.
-    from iree.compiler import compile_str
-    from iree.compiler.tools import CompilerToolError
-
+def _invoke_compiler(mlir_text: str, backend: Backend, timeout: float | None = None) -> bytes:
     try:
-        return compile_str(
-            mlir_text, target_backends=[backend.target], extra_args=list(backend.flags)
-        )
-    except CompilerToolError as e:
-        raise CompileError(backend.name, _diagnostics(str(e))) from e
-
-
-def _diagnostics(message: str) -> str:
-    # CompilerToolError keeps only a formatted message: diagnostics sit between
-    # "Diagnostics:" and the echoed command line.
-    m = re.search(r"Diagnostics:\n(.*?)\n*Invoked with:", message, re.DOTALL)
-    return m.group(1).strip() if m else message
+        return run_compiler(mlir_text.encode("utf-8"), [backend.target], list(backend.flags), timeout)
+    except CompilerFailed as e:
+        raise CompileError(backend.name, e.stderr.strip()) from e
 
 
 @functools.cache
