@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import deep_ast
+from pyfront import call_depth, deep_ast
 from pyfront.errors import Unsupported
 from pyfront.graphgen import parse_function
 
@@ -286,4 +286,4 @@ class Profiler:
         self.profile.calls += 1
         for i, a in enumerate(args):
             self.profile.args.setdefault(i, Observation()).add(a)
-        return self._instrumented(*args, **kwargs)
+        return call_depth.call_user(self._instrumented, args, kwargs)

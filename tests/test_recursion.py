@@ -8,6 +8,7 @@ RecursionError of its own (pyfront/deep_ast.py).
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -45,3 +46,41 @@ def test_600_deep_chain_of_four_operators(tmp_path):
     x = np.linspace(-1.0, 1.0, 5)
     compiled = check(fn, [(x,), (x * 2,), (x + 1,)])
     assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def _max_depth(fn) -> tuple[int, str]:
+    """The largest n for which fn(n) returns (binary search), and the message of fn(n + 1)'s RecursionError."""
+    lo, hi = 0, sys.getrecursionlimit()
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            fn(mid)
+            lo = mid
+        except RecursionError:
+            hi = mid - 1
+    try:
+        fn(lo + 1)
+    except RecursionError as e:
+        return lo, str(e)
+    return lo, ""
+
+
+RECURSIVE = """
+def depth(n):
+    try:  # not compiled: every call runs in the interpreter, through the CompiledFunction
+        pass
+    finally:
+        pass
+    if n == 0:
+        return 0
+    return depth(n - 1) + 1
+"""
+
+
+def test_recursion_through_a_compiled_function_reaches_cpythons_depth(tmp_path):
+    plain = _generated(tmp_path, "depth", RECURSIVE)
+    expected = _max_depth(plain)
+    compiled = pyfront.compile(plain, profile_calls=1)
+    plain.__globals__["depth"] = compiled  # the recursive call goes through the compiled function
+    got = _max_depth(compiled)
+    assert got == expected, f"compiled recursion: max depth {got[0]} ({got[1]!r}), CPython {expected[0]} ({expected[1]!r})"
