@@ -1,5 +1,6 @@
 // RUN: pyfront-opt %s --split-input-file --unroll | filecheck %s
 // RUN: env PYFRONT_UNROLL_BUDGET=4 pyfront-opt %s --split-input-file --unroll | filecheck %s --check-prefix=BUDGET
+// RUN: env PYFRONT_UNROLL_BUDGET=6 pyfront-opt %s --split-input-file --unroll | filecheck %s --check-prefix=TOTAL
 
 /// `for t in range(3): h = np.tanh(h + x[t])` as the front end emits it: an
 /// scf.for with constant bounds (the trip count is fixed by the variant's key,
@@ -79,4 +80,32 @@ func.func @dynamic_trip_count(%h0: tensor<4xf32>, %x: tensor<?x4xf32>) -> tensor
     scf.yield %e : tensor<4xf32>
   }
   return %h : tensor<4xf32>
+}
+
+// -----
+
+/// The budget covers the module: two loops of 2 iterations x 2 body ops each
+/// (exp and the yield) fit a budget of 16 together, but with 6 only the first
+/// is unrolled (4 ops), and the second (4 more) stays a loop.
+
+// CHECK-LABEL: func.func @two_loops
+// CHECK-NOT:     scf.for
+// TOTAL-LABEL: func.func @two_loops
+// TOTAL-COUNT-2: "pyfront.exp"
+// TOTAL:         scf.for
+// TOTAL-COUNT-1: "pyfront.tanh"
+// TOTAL-NOT:     scf.for
+func.func @two_loops(%h0: tensor<4xf32>) -> tensor<4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 2 : index
+  %st = arith.constant 1 : index
+  %h = scf.for %i = %lb to %ub step %st iter_args(%h1 = %h0) -> (tensor<4xf32>) {
+    %e = "pyfront.exp"(%h1) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %e : tensor<4xf32>
+  }
+  %g = scf.for %i = %lb to %ub step %st iter_args(%g1 = %h) -> (tensor<4xf32>) {
+    %t = "pyfront.tanh"(%g1) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %t : tensor<4xf32>
+  }
+  return %g : tensor<4xf32>
 }

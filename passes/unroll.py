@@ -12,10 +12,14 @@ results become the last copy's yields (the initial values for zero
 iterations). Semantics are unchanged: copies run in the loop's order.
 
 Budget: a loop is unrolled only if trip count <= MAX_TRIP_COUNT (256) and
-trip count x ops in its body (nested ops included) <= the budget, by default
-16384 ops, set by the environment variable PYFRONT_UNROLL_BUDGET (read each
-time the pass runs; 0 disables unrolling). Inner loops are unrolled first,
-so an outer loop's size counts its inner loops already unrolled.
+trip count x ops in its body (nested ops included) fits in what is left of
+the module's budget, by default 16384 ops, set by the environment variable
+PYFRONT_UNROLL_BUDGET (read each time the pass runs; 0 disables unrolling).
+The budget covers all loops of the module together (each unrolled loop
+spends trip count x its body's size), so the ops unrolling adds to a module
+never exceed it, however many loops it has. Inner loops are unrolled first,
+so an outer loop's size counts its inner loops already unrolled: nested
+loops spend the product of their trip counts.
 """
 
 from __future__ import annotations
@@ -48,10 +52,15 @@ def unroll(module: ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     walk(module, collect, ir.WalkOrder.POST_ORDER)  # inner loops first
+    left = limit
     for loop in loops:
         trip = _trip_count(loop)
-        if trip is not None and trip <= MAX_TRIP_COUNT and trip * _size(loop) <= limit:
+        if trip is None or trip > MAX_TRIP_COUNT:
+            continue
+        cost = trip * _size(loop)
+        if cost <= left:
             _unroll(loop, trip)
+            left -= cost
 
 
 def _constant_index(value: ir.Value) -> int | None:

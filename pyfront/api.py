@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import logs
+from pyfront import call_depth, logs
 from pyfront.bounded import remember
 from pyfront.config import Config
 from pyfront.errors import Unsupported
@@ -86,6 +87,14 @@ class CompiledFunction:
         return types.MethodType(self, obj)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        caller_limit = call_depth.enter()  # first: recursion fails at CPython's depth (call_depth.py)
+        try:
+            return self._call(args, kwargs)
+        finally:
+            if caller_limit is not None:
+                sys.setrecursionlimit(caller_limit)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         with self._lock:
             self._report.calls += 1
         if self.config.disabled:
@@ -336,7 +345,7 @@ class CompiledFunction:
             self._report.interpreter_reasons[reason] += 1
         if first and logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: runs in the interpreter: %s", self.__qualname__, reason)
-        return self.fn(*args, **kwargs)
+        return call_depth.call_user(self.fn, args, kwargs)
 
     def explain(self) -> Report:
         with self._lock:
@@ -360,6 +369,9 @@ class CompiledFunction:
                 if p.note:
                     out.profile_lines.append(p.note)
             return out
+
+
+call_depth.entry_code = CompiledFunction.__call__.__code__
 
 
 def _relaxation(facts: list[tuple]) -> Any:

@@ -8,6 +8,13 @@
                             (see runtime/jit.py and docs/compile.md)
     PYFRONT_DEVICE_STATE    "0" turns device-resident state off (default on)
     PYFRONT_VERIFY          "first" (default), "off", or N: which compiled calls are verified
+    PYFRONT_MAX_GRAPH_NODES graph size budget (default 20000; see pyfront/graph_budget.py)
+    PYFRONT_COMPILE_TIMEOUT seconds one IREE compile may take (default 300)
+
+Budgets: a call whose graph exceeds `max_graph_nodes` (syntax-node
+evaluations once loops are unrolled and calls inlined, about one op each), or
+whose IREE compile runs longer than `compile_timeout` seconds (the compiler
+process is then killed), runs in the interpreter; `pyfront.explain` says why.
 
 `device_state`: arrays that compiled code commits to Python state (parameters,
 optimizer moments, RNN state) are NumPy arrays over the device's own result
@@ -32,15 +39,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from pyfront.graph_budget import DEFAULT_MAX_NODES
 
-def _env_int(name: str, default: int) -> int:
+
+def _env_int(name: str, default: int | float, kind: type = int) -> int | float:
     value = os.environ.get(name)
     if value is None:
         return default
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+        raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}, got {value!r}") from None
 
 
 def _verify_mode(value: str | int) -> str | int:
@@ -61,6 +70,8 @@ class Config:
     passes: tuple[str, ...] | None = None  # None: the default JIT pipeline
     device_state: bool = field(default_factory=lambda: os.environ.get("PYFRONT_DEVICE_STATE", "1") != "0")
     verify: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_VERIFY", "first"))
+    max_graph_nodes: int = field(default_factory=lambda: _env_int("PYFRONT_MAX_GRAPH_NODES", DEFAULT_MAX_NODES))
+    compile_timeout: float = field(default_factory=lambda: _env_int("PYFRONT_COMPILE_TIMEOUT", 300.0, float))
 
     def __post_init__(self) -> None:
         if self.passes is not None:
@@ -72,6 +83,10 @@ class Config:
         if self.max_variants < 1:
             raise ValueError("max_variants must be at least 1")
         object.__setattr__(self, "verify", _verify_mode(self.verify))
+        if self.max_graph_nodes < 1:
+            raise ValueError("max_graph_nodes must be at least 1")
+        if not self.compile_timeout > 0:
+            raise ValueError("compile_timeout must be a positive number of seconds")
         if not self.disabled:
             # An unknown backend, or one whose driver or device is missing, fails here,
             # naming it: never a silent run in the interpreter or on another backend.

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import numpy_api
+from pyfront import deep_ast, numpy_api
 from pyfront import semantics as S
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
@@ -38,6 +38,7 @@ from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import GradMixin, grad_function_type
+from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
 from pyfront.guards import MISSING, IdentityGuard, StateGuard
 from pyfront.loops import LoopMixin
 from pyfront.source import live_def
@@ -124,8 +125,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
-                 relaxed: dict | None = None):
+                 relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES):
         self.fn = fn
+        self.budget = GraphBudget(max_nodes)
         self.profile = profile
         self.relaxed = relaxed or {}  # argument position -> relaxation (see specialize.spec_of)
         self.args = args
@@ -161,10 +163,15 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
 
     def build(self) -> Graph:
         node = live_def(self.fn)
+        filename = self.fn.__code__.co_filename
         try:
-            return self._build(node)
+            with deep_ast.room_for(node, filename):
+                return self._build(node)
         except Unsupported as e:  # e.g. about an argument: point at the def line
-            raise e.located(node, self.fn.__code__.co_filename) from None
+            raise e.located(node, filename) from None
+        except RecursionError:  # deep_ast's room was not enough: never the user's error
+            raise Unsupported(f"{self.fn.__qualname__} nests too deeply for the graph generator",
+                              node, filename) from None
 
     def _build(self, node: ast.FunctionDef) -> Graph:
         fn = self.fn
@@ -302,6 +309,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
 
     def visit(self, node: ast.AST) -> Any:
         self.node = node
+        self.budget.charge(node)
         loc = ir.Location.file(self.frame.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         with loc:
             return super().visit(node)
@@ -414,14 +422,17 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         if isinstance(iterable, Known) and type(iterable.value) is range and self.range_loop(node, iterable.value):
             return
         with self._iteration(iterable, node) as items:
-            for item in items:
-                self._assign(node.target, item)
-                try:
-                    self._visit_body(node.body)
-                except LoopContinue:
-                    continue
-                except LoopBreak:
-                    break
+            iterations = len(items) if hasattr(items, "__len__") else 1  # a generator: charged as it runs
+            with self.budget.unrolling(iterations, node.body, node) as left:
+                for done, item in enumerate(items):
+                    left[0] = iterations - done  # this iteration and those after it
+                    self._assign(node.target, item)
+                    try:
+                        self._visit_body(node.body)
+                    except LoopContinue:
+                        continue
+                    except LoopBreak:
+                        break
 
     def visit_Break(self, node: ast.Break) -> None:
         raise LoopBreak()
@@ -710,7 +721,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         callee_node = live_def(fn)
         saved = self.node
         try:
-            return self._call_function(fn, callee_node, args, kwargs)
+            with deep_ast.room_for(callee_node, fn.__code__.co_filename):
+                return self._call_function(fn, callee_node, args, kwargs)
         finally:
             self.node = saved
 
@@ -834,8 +846,9 @@ def _hashable(v: Any) -> bool:
 
 
 def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
-             relaxed: dict | None = None) -> Graph:
-    generator = GraphGenerator(fn, args, kwargs, profile, relaxed)
+             relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES) -> Graph:
+    """The graph of `fn` for this call; `max_nodes`: the size budget (graph_budget.py)."""
+    generator = GraphGenerator(fn, args, kwargs, profile, relaxed, max_nodes)
     graph = generator.build()
     graph.commits = generator.commits
     return graph

@@ -21,8 +21,7 @@ function (or a GradFunction's `f`) for an instrumented copy recording into
 from __future__ import annotations
 
 import ast
-import builtins
-import sys
+import os
 import types
 from collections import Counter
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import call_depth, deep_ast
 from pyfront.bounded import remember
 from pyfront.errors import Unsupported
 from pyfront.source import compile_in_scope, live_def
@@ -40,6 +40,12 @@ _OBSERVER = "__pyfront_observe__"
 _BRANCH = "__pyfront_branch__"
 _INNER = "__pyfront_instrumented__"
 _CALLEE = "__pyfront_callee__"
+# The copy reaches its hooks through constants, not names: a name would be a
+# free variable of the copy, and `locals()`, `vars()` and `dir()` show free
+# variables. Each hook is compiled as `<placeholder>.__call__(...)` (a call of
+# a constant itself is a SyntaxWarning) and its placeholder string, unique to
+# this process, is then swapped for the hook in the code's constants.
+_PLACEHOLDERS = {hook: f"{hook}{os.urandom(8).hex()}" for hook in (_OBSERVER, _BRANCH, _CALLEE)}
 _MAX_VALUES = 8
 _MAX_COPIES = 64  # instrumented copies of differentiated callees kept
 
@@ -114,6 +120,19 @@ def _site_key(node: ast.AST) -> tuple:
     return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__)
 
 
+def _hook(name: str) -> ast.expr:
+    return ast.Attribute(ast.Constant(_PLACEHOLDERS[name]), "__call__", ast.Load())
+
+
+def _with_hooks(code: types.CodeType, hooks: dict[str, Any]) -> types.CodeType:
+    """`code` (and the code nested in it) with each hook's placeholder constant replaced by the hook."""
+    consts = tuple(
+        hooks.get(c, c) if type(c) is str else _with_hooks(c, hooks) if isinstance(c, types.CodeType) else c
+        for c in code.co_consts
+    )
+    return code.replace(co_consts=consts)
+
+
 class _Instrument(ast.NodeTransformer):
     """Wrap observed expressions: `e` becomes `__pyfront_observe__(site, e)`."""
 
@@ -124,7 +143,7 @@ class _Instrument(ast.NodeTransformer):
     def _wrap(self, node: ast.expr) -> ast.expr:
         key = _site_key(node)
         self.sites.append(key)
-        call = ast.Call(ast.Name(_OBSERVER, ast.Load()), [ast.Constant(key), node], [])
+        call = ast.Call(_hook(_OBSERVER), [ast.Constant(key), node], [])
         return ast.copy_location(call, node)
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
@@ -142,7 +161,7 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
-        node.func = ast.copy_location(ast.Call(ast.Name(_CALLEE, ast.Load()), [node.func], []), node.func)
+        node.func = ast.copy_location(ast.Call(_hook(_CALLEE), [node.func], []), node.func)
         return self._wrap(node)
 
     def _wrap_test(self, node: ast.If | ast.IfExp | ast.While) -> ast.AST:
@@ -150,7 +169,7 @@ class _Instrument(ast.NodeTransformer):
         self.generic_visit(node)
         # The observer returns bool(test), so truth is evaluated exactly once, as in Python.
         node.test = ast.copy_location(
-            ast.Call(ast.Name(_BRANCH, ast.Load()), [ast.Constant(key), node.test], []), node.test
+            ast.Call(_hook(_BRANCH), [ast.Constant(key), node.test], []), node.test
         )
         return node
 
@@ -176,10 +195,11 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
     # A name of its own: with the function's name, the factory's local would
     # shadow the global that a recursive function calls itself through.
     node.name = _INNER
-    body_node = _Instrument(_assigned_names(node))
-    for i, stmt in enumerate(node.body):
-        node.body[i] = body_node.visit(stmt)
-    inner = compile_in_scope(node, fn, (_OBSERVER, _BRANCH, _CALLEE))
+    with deep_ast.room_for(node, fn.__code__.co_filename):
+        body_node = _Instrument(_assigned_names(node))
+        for i, stmt in enumerate(node.body):
+            node.body[i] = body_node.visit(stmt)
+        inner = compile_in_scope(node, fn)
     inner = inner.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)  # error messages
 
     def observe(key, value):
@@ -189,73 +209,22 @@ def instrument(fn: types.FunctionType, profile: Profile, callee: Callable[[Any],
         obs.add(value)
         return value
 
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     def branch(key, test):
         outcome = bool(test)
         profile.branches.setdefault(key, Counter())[outcome] += 1
         return outcome
 
-    def call_target(f):
-        hidden = _HIDING.get(id(f))
-        return hidden[1] if hidden is not None and hidden[0] is f else callee(f)
-
-    cells[_OBSERVER] = types.CellType(observe)
-    cells[_BRANCH] = types.CellType(branch)
-    cells[_CALLEE] = types.CellType(call_target)
+    inner = _with_hooks(inner, {_PLACEHOLDERS[_OBSERVER]: observe, _PLACEHOLDERS[_BRANCH]: branch,
+                                _PLACEHOLDERS[_CALLEE]: callee})
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(cells[name] for name in inner.co_freevars)
     copy = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     copy.__kwdefaults__ = fn.__kwdefaults__
     return copy
 
 
-# The hooks are free variables of the instrumented copy, so its frame's locals
-# hold them too. The builtins that show a frame's locals to the function
-# itself are called through these replacements, which show the locals without
-# the hooks (as the original function's frame would). `locals()` returns the
-# frame's own dict, as CPython does (the same object on every call).
-_HOOKS = (_OBSERVER, _BRANCH, _CALLEE)
-
-
-def _frame_locals(frame) -> dict:
-    names = frame.f_locals  # refreshed from the frame by CPython on each access
-    for name in _HOOKS:
-        names.pop(name, None)
-    return names
-
-
-def _locals():
-    return _frame_locals(sys._getframe(1))
-
-
-def _vars(*args):
-    return vars(*args) if args else _frame_locals(sys._getframe(1))
-
-
-def _dir(*args):
-    return dir(*args) if args else sorted(_frame_locals(sys._getframe(1)))
-
-
-def _eval(source, *args, **kwargs):
-    if args or kwargs:
-        return eval(source, *args, **kwargs)
-    frame = sys._getframe(1)
-    return eval(source, frame.f_globals, _frame_locals(frame))
-
-
-def _exec(source, *args, **kwargs):
-    if args or kwargs:
-        return exec(source, *args, **kwargs)
-    frame = sys._getframe(1)
-    return exec(source, frame.f_globals, _frame_locals(frame))
-
-
-# id(builtin) -> (the builtin, its replacement): looked up by identity, so a
-# user function named `locals` is called as it is.
-_HIDING = {id(b): (b, r) for b, r in (
-    (builtins.locals, _locals), (builtins.vars, _vars), (builtins.dir, _dir),
-    (builtins.eval, _eval), (builtins.exec, _exec))}
-
-_UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError)
+# RecursionError: deep_ast's room was not enough; the call then runs uninstrumented.
+_UNINSTRUMENTABLE = (Unsupported, SyntaxError, StopIteration, ValueError, KeyError, RecursionError)
 
 
 class Profiler:
@@ -317,4 +286,4 @@ class Profiler:
         self.profile.calls += 1
         for i, a in enumerate(args):
             self.profile.args.setdefault(i, Observation()).add(a)
-        return self._instrumented(self.fn, self.profile, self._grad_callee)(*args, **kwargs)
+        return call_depth.call_user(self._instrumented, args, kwargs)

@@ -9,7 +9,10 @@ Contract:
   runtime versions, the pyfront version and, for `-cpu=host` flags, the host
   CPU (so a cache shared between machines never hands out code for another
   CPU). A cache hit does not import the compiler at all. Compiler failures
-  raise `CompileError` with the compiler's diagnostics.
+  raise `CompileError` with the compiler's diagnostics. `iree-compile` runs
+  as a child process that is killed when `timeout` passes (`CompileTimeout`),
+  when the caller gets an exception while waiting, and when the caller's
+  process dies (runtime/compiler_process.py).
 * `get_backend(name)` returns the `Backend` of that name or raises ValueError
   naming it and the supported ones. `BACKENDS` is the table:
   "cpu" runs on IREE's multi-threaded `local-task` driver; "cpu-sync" runs the
@@ -76,6 +79,11 @@ Contract:
   are copied by the device into page-aligned NumPy memory (one wait per call).
 * One HAL driver, device and VM instance per backend per process, created on
   first use under a lock and shared by all modules.
+* Fork (multiprocessing's default start method on Linux): a forked child drops
+  the parent's devices, VM instances, contexts and resident table without
+  destroying them, and each module loads again on the child's own device on
+  its next call; "cpu" runs there on local-sync (see `_reset_after_fork`).
+  tests/test_fork.py.
 * At interpreter exit no `nanobind: leaked ...` lines appear and nothing
   crashes, whatever the caller still holds (see `_shutdown`). A function
   called after that raises RuntimeError.
@@ -101,6 +109,7 @@ import numpy as np
 from iree import runtime as ireert
 from pyfront.interrupts import asynchronous_cause
 from pyfront.runtime import disk_cache
+from pyfront.runtime.compiler_process import CompilerFailed, CompileTimeout, run_compiler
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
 __all__ = [
@@ -111,8 +120,8 @@ __all__ = [
     "UNUSED",
     "BackendRestriction",
     "CompileError",
-    
     "CompileResult",
+    "CompileTimeout",
     "LoadedModule",
     "Restriction",
     "check_available",
@@ -297,8 +306,12 @@ class CompileResult:
     seconds: float  # wall time of compile_vmfb, cache lookup included
 
 
-def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResult:
-    """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache."""
+def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu", timeout: float | None = None) -> CompileResult:
+    """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache.
+
+    `timeout`: seconds `iree-compile` may run (None: no limit); past it, the
+    child is killed and CompileTimeout raised (runtime/compiler_process.py).
+    """
     be = get_backend(backend) if isinstance(backend, str) else backend
     for restriction in be.restrictions:
         if restriction.found(mlir_text):
@@ -310,7 +323,7 @@ def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResul
         vmfb = cache.get(key)
         if vmfb is not None:
             return CompileResult(vmfb, True, time.perf_counter() - start)
-    vmfb = _invoke_compiler(mlir_text, be)
+    vmfb = _invoke_compiler(mlir_text, be, timeout)
     if cache is not None:
         cache.put(key, vmfb)
     return CompileResult(vmfb, False, time.perf_counter() - start)
@@ -336,25 +349,11 @@ def artifact_key(mlir_text: str, backend: Backend) -> str:
     )
 
 
-def _invoke_compiler(mlir_text: str, backend: Backend) -> bytes:
-    # Imported here so that a process served from the cache never loads the
-    # compiler's native libraries.
-    from iree.compiler import compile_str
-    from iree.compiler.tools import CompilerToolError
-
+def _invoke_compiler(mlir_text: str, backend: Backend, timeout: float | None = None) -> bytes:
     try:
-        return compile_str(
-            mlir_text, target_backends=[backend.target], extra_args=list(backend.flags)
-        )
-    except CompilerToolError as e:
-        raise CompileError(backend.name, _diagnostics(str(e))) from e
-
-
-def _diagnostics(message: str) -> str:
-    # CompilerToolError keeps only a formatted message: diagnostics sit between
-    # "Diagnostics:" and the echoed command line.
-    m = re.search(r"Diagnostics:\n(.*?)\n*Invoked with:", message, re.DOTALL)
-    return m.group(1).strip() if m else message
+        return run_compiler(mlir_text.encode("utf-8"), [backend.target], list(backend.flags), timeout)
+    except CompilerFailed as e:
+        raise CompileError(backend.name, e.stderr.strip()) from e
 
 
 @functools.cache
@@ -413,19 +412,36 @@ class _Runtime:
     __slots__ = ("allocator", "backend", "device", "hal_module", "instance", "resident")
 
     def __init__(self, backend: Backend):
+        name = _driver_name(backend)
         try:
-            driver = ireert.get_driver(backend.driver)
+            driver = ireert.get_driver(name)
             self.device = driver.create_default_device()
         except Exception as e:
             raise RuntimeError(
-                f"backend {backend.name!r}: cannot create an IREE {backend.driver!r} device: {e}"
-                + _DRIVER_HINTS.get(backend.driver, "")
+                f"backend {backend.name!r}: cannot create an IREE {name!r} device: {e}"
+                + _DRIVER_HINTS.get(name, "")
             ) from e
+        _DRIVERS_CREATED.add(name)
         self.backend = backend
         self.instance = ireert.VmInstance()
         self.hal_module = ireert.create_hal_module(self.instance, self.device)
         self.allocator = self.device.allocator
         self.resident: dict[int, _Resident] = {}  # device-resident arrays: see the module docstring
+
+
+_DRIVERS_CREATED: set[str] = set()  # IREE drivers this process created (the bindings cache them)
+_FORKED_DRIVERS: set[str] = set()  # drivers a parent created before forking this process
+
+
+def _driver_name(backend: Backend) -> str:
+    """The driver that runs `backend` in this process: its own, except in a forked child
+    whose parent had created it (see _reset_after_fork)."""
+    if backend.driver not in _FORKED_DRIVERS:
+        return backend.driver
+    if backend.driver in _DRIVER_AFTER_FORK:
+        return _DRIVER_AFTER_FORK[backend.driver]
+    raise RuntimeError(f"backend {backend.name!r}: IREE's {backend.driver!r} driver cannot be used in "
+                       "a process forked after its parent used it (use the 'spawn' start method)")
 
 
 _RUNTIMES: dict[str, _Runtime] = {}
@@ -443,6 +459,59 @@ def _runtime(backend: Backend) -> _Runtime:
             if rt is None:
                 rt = _RUNTIMES[backend.name] = _Runtime(backend)
     return rt
+
+
+# --------------------------------------------------------------------------
+# Fork
+# --------------------------------------------------------------------------
+
+
+# The driver a forked child uses instead of one its parent created: local-sync holds no
+# threads and works as it is; local-task's work goes to local-sync (the same code, one thread).
+_DRIVER_AFTER_FORK = {"local-task": "local-sync", "local-sync": "local-sync"}
+
+
+def _abandon(*objects) -> None:
+    """Keep `objects` alive for good: in a forked child, the parent's IREE objects must never
+    be destroyed (a local-task device's destructor joins worker threads the child does not have)."""
+    for obj in objects:
+        if obj is not None:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
+def _reset_after_fork() -> None:
+    """In a forked child: forget the parent's devices, VM instances and loaded modules.
+
+    Only the forking thread exists in the child, so the local-task driver's
+    workers are gone and a call on the parent's device would wait for them
+    forever. The child creates its own runtime on first use; each module
+    that was loaded reloads its bytes there on its next call (_Function._rebind),
+    and the resident table starts empty (the parent's resident arrays are
+    ordinary NumPy memory in the child and are uploaded like any input).
+    This runs only Python bookkeeping: a fork that execs (subprocess) pays nothing.
+
+    IREE's Python bindings keep one driver per name for the process, and the
+    local-task driver owns the worker threads: a child cannot get a working
+    local-task driver once its parent created one. Its "cpu" calls run the
+    same compiled code on local-sync, inline in the calling thread
+    (_DRIVER_AFTER_FORK). Other drivers the parent created (cuda, vulkan) are
+    refused in the child, and its calls run in the interpreter.
+    """
+    global _RUNTIMES_LOCK
+    _RUNTIMES_LOCK = threading.Lock()  # another thread of the parent may have held it
+    _FORKED_DRIVERS.update(_DRIVERS_CREATED)
+    for rt in _RUNTIMES.values():
+        _abandon(rt, rt.device, rt.instance, rt.hal_module, rt.allocator, rt.resident)
+    _RUNTIMES.clear()
+    for m in list(_LIVE_MODULES):
+        if m._contexts is not None:  # not closed by _shutdown
+            m._forget_runtime()
+    for f in list(_LIVE_FUNCTIONS):
+        if f._vm_function is not None:
+            f._forget_runtime()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 # --------------------------------------------------------------------------
@@ -537,25 +606,32 @@ class LoadedModule:
 
     def __init__(self, vmfb: bytes, backend: str = "cpu"):
         self.backend = get_backend(backend)
-        self._rt = _runtime(self.backend)
-        try:
-            self._vm_module = ireert.VmModule.copy_buffer(self._rt.instance, vmfb)
-        except Exception as e:
-            raise ValueError(f"not a loadable IREE module: {e}") from e
-        # IREE contexts are "thread-compatible": one thread at a time each.
-        # A call takes a context from this pool (list.pop/append are atomic)
-        # and makes a new one if all are busy, so concurrent calls neither
-        # share a context nor wait on a lock. `_in_flight` holds one token per
-        # call between taking a context and giving it back, so that exit can
-        # wait for calls in flight; a token is discarded in a `finally`, so a
-        # KeyboardInterrupt (raised between any two bytecodes, e.g. right
-        # after IREE returns) cannot leave a call counted forever. The first
-        # context is made now: a bad module fails here.
+        self._vmfb = vmfb  # loaded again in a forked child (_reset_after_fork)
         self._lock = threading.Lock()
         self._in_flight: set = set()
-        self._contexts: list | None = []
-        self._contexts.append(self._new_context())
+        self._load()
         _LIVE_MODULES.add(self)
+
+    def _load(self) -> None:
+        """Load the module on this process's device, with one context in the pool.
+
+        IREE contexts are "thread-compatible": one thread at a time each.
+        A call takes a context from the pool (list.pop/append are atomic)
+        and makes a new one if all are busy, so concurrent calls neither
+        share a context nor wait on a lock. `_in_flight` holds one token per
+        call between taking a context and giving it back, so that exit can
+        wait for calls in flight; a token is discarded in a `finally`, so a
+        KeyboardInterrupt (raised between any two bytecodes, e.g. right after
+        IREE returns) cannot leave a call counted forever. The first context
+        is made now: a bad module fails here.
+        """
+        self._rt = _runtime(self.backend)
+        try:
+            vm_module = ireert.VmModule.copy_buffer(self._rt.instance, self._vmfb)
+        except Exception as e:
+            raise ValueError(f"not a loadable IREE module: {e}") from e
+        first = ireert.VmContext(self._rt.instance, [self._rt.hal_module, vm_module])
+        self._vm_module, self._contexts = vm_module, [first]
 
     def _new_context(self):
         with self._lock:
@@ -585,6 +661,20 @@ class LoadedModule:
         self._vm_module = None
         self._rt = None
 
+    def _forget_runtime(self) -> None:
+        """In a forked child: abandon the parent's module and contexts (never destroyed: see
+        _reset_after_fork); `_reload` loads the module again on the child's own device."""
+        _abandon(self._vm_module, self._contexts)
+        self._lock = threading.Lock()  # another thread of the parent may have held it
+        self._contexts, self._vm_module, self._rt, self._in_flight = [], None, None, set()
+
+    def _reload(self) -> None:
+        with self._lock:
+            if self._contexts is None:  # closed by _shutdown
+                _after_shutdown()
+            if self._vm_module is None:  # else another thread of the child reloaded it
+                self._load()
+
 
 class _Function:
     """The callable `LoadedModule.function` returns; see the module docstring."""
@@ -611,13 +701,7 @@ class _Function:
     def __init__(self, module: LoadedModule, vm_function):
         self.name = vm_function.name
         self._module = module  # keeps the module (and its contexts) alive
-        self._vm_function = vm_function
-        self._pool = module._contexts
-        self._device = module._rt.device
-        self._allocator = module._rt.allocator
-        self._import_alignment = module.backend.host_import_alignment
-        self._shares_host_memory = module.backend.shares_host_memory
-        self._resident = module._rt.resident
+        self._bind(vm_function)
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
         results = re.findall(r"%output\d+: (\w+)", decl.partition("->")[2])
@@ -632,6 +716,17 @@ class _Function:
         self._storage_usage = _INPUT_USAGE | (int(ireert.BufferUsage.MAPPING) if self._shares_host_memory else 0)
         _LIVE_FUNCTIONS.add(self)
 
+    def _bind(self, vm_function) -> None:
+        """Take the module's current device, context pool and resident table."""
+        module = self._module
+        self._vm_function = vm_function
+        self._pool = module._contexts
+        self._device = module._rt.device
+        self._allocator = module._rt.allocator
+        self._import_alignment = module.backend.host_import_alignment
+        self._shares_host_memory = module.backend.shares_host_memory
+        self._resident = module._rt.resident
+
     def __repr__(self) -> str:
         return f"<pyfront IREE function {self.name!r} on {self._module.backend.name!r}>"
 
@@ -639,7 +734,7 @@ class _Function:
                  storage: list | None = None) -> list[np.ndarray | None]:
         pool = self._pool
         if pool is None:
-            _after_shutdown()
+            pool = self._rebind()
         device, allocator, table = self._device, self._allocator, self._resident
         args = _VariantList(len(inputs) + len(self._storage))
         spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
@@ -743,6 +838,21 @@ class _Function:
             for (i, _, _), array in zip(staged, _copy_to_host(self._device, staged, self._import_alignment)):
                 results[i] = array
         return results
+
+    def _rebind(self) -> list:
+        """The context pool of a call that found none: after `_shutdown` there is none to be
+        had; in a forked child (_reset_after_fork) the module is loaded on the child's device."""
+        module = self._module
+        if self._vm_function is None:  # closed by _shutdown
+            _after_shutdown()
+        module._reload()
+        self._bind(module._vm_module.lookup_function(self.name))
+        return self._pool
+
+    def _forget_runtime(self) -> None:
+        """In a forked child: drop the parent's device objects (see _reset_after_fork)."""
+        _abandon(self._vm_function)
+        self._pool = None
 
     def _scalar_result(self, out, i: int) -> np.ndarray:
         dtype = self._scalar_types[i] if i < len(self._scalar_types) else None

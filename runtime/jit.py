@@ -20,7 +20,8 @@ from typing import Any
 from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
-from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb, get_backend
+from pyfront.runtime.iree_backend import (BackendRestriction, CompileTimeout, LoadedModule, compile_vmfb,
+                                          get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
@@ -49,7 +50,7 @@ def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
                      relaxed: dict | None, fp_checks_per_op: bool) -> Variant:
     start = time.perf_counter()
-    graph = generate(fn, args, kwargs, profile, relaxed)
+    graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     with graph.context:
         layout.check_results(graph.module, fn)
         if fp_checks_per_op:
@@ -73,8 +74,8 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         lowered = str(graph.module)
     del graph.module
     try:
-        compiled = compile_vmfb(lowered, config.backend)
-    except BackendRestriction as e:  # refused before compiling: the reason is ours, not IREE's
+        compiled = compile_vmfb(lowered, config.backend, config.compile_timeout)
+    except (BackendRestriction, CompileTimeout) as e:  # the reason is ours, not IREE's
         error = Unsupported(f"{fn.__qualname__}: {e}", filename=fn.__code__.co_filename)
         error.lineno = fn.__code__.co_firstlineno
         raise error from None

@@ -116,9 +116,9 @@ def compiler_calls(monkeypatch) -> list:
     calls = []
     real = iree_backend._invoke_compiler
 
-    def counting(mlir_text, backend):
+    def counting(mlir_text, backend, timeout=None):
         calls.append(backend.name)
-        return real(mlir_text, backend)
+        return real(mlir_text, backend, timeout)
 
     monkeypatch.setattr(iree_backend, "_invoke_compiler", counting)
     return calls

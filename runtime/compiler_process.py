@@ -1,0 +1,92 @@
+"""Run `iree-compile` as a child process that never outlives the compile that started it.
+
+`iree.compiler.compile_str` runs the `iree-compile` executable with
+`subprocess.run`, with no time limit, and a child that outlives a killed
+caller keeps compiling (minutes, for a large module) as an orphan. Here the
+same command line (`iree.compiler.tools.core.build_compile_command_line`,
+so IREE_TOOL_PATH and IREE_SAVE_TEMPS work as for compile_str) runs with:
+
+* a wall-clock limit: past `timeout` seconds the child is killed and
+  `CompileTimeout` raised;
+* any exception in the caller while it waits (KeyboardInterrupt included):
+  the child is killed and reaped before the exception propagates;
+* the caller's death (even SIGKILL): on Linux the child is started with
+  PR_SET_PDEATHSIG = SIGKILL (prctl, in the forked child before exec), so
+  the kernel kills it when the thread that started it ends. That thread
+  waits for the child, so this happens only if the process dies. Elsewhere
+  (no prctl) only the first two hold.
+
+`run_compiler(mlir_bytes, target_backends, flags, timeout)` returns the
+module's bytes, or raises `CompilerFailed` (its exit status and stderr) or
+`CompileTimeout`. tests/test_compile_limits.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+
+_PR_SET_PDEATHSIG = 1
+
+
+class CompilerFailed(RuntimeError):
+    def __init__(self, returncode: int, stderr: str):
+        self.returncode, self.stderr = returncode, stderr
+        super().__init__(stderr)
+
+
+class CompileTimeout(RuntimeError):
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        super().__init__(f"iree-compile did not finish within {seconds:g} s and was stopped "
+                         "(Config.compile_timeout / PYFRONT_COMPILE_TIMEOUT)")
+
+
+def _prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# Resolved once, here: the forked child should do as little as possible before exec.
+_PRCTL = _prctl()
+
+
+def _die_with_parent(parent: int):
+    def set_death_signal() -> None:  # runs in the child, between fork and exec
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return set_death_signal if _PRCTL is not None else None
+
+
+def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
+                 timeout: float | None) -> bytes:
+    from iree.compiler.tools.core import CompilerOptions, TempFileSaver, build_compile_command_line
+
+    with TempFileSaver.implicit() as tfs:
+        options = CompilerOptions(target_backends=target_backends, extra_args=flags)
+        command = build_compile_command_line("-", tfs, options)
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, preexec_fn=_die_with_parent(os.getpid()))
+        try:
+            out, err = child.communicate(mlir, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            raise CompileTimeout(timeout) from None
+        except BaseException:
+            _stop(child)
+            raise
+    if child.returncode != 0:
+        raise CompilerFailed(child.returncode, err.decode("utf-8", "replace"))
+    return out
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """Kill the child and reap it (no zombie is left), closing its pipes."""
+    child.kill()
+    child.communicate()
