@@ -286,4 +286,4 @@ class Profiler:
         self.profile.calls += 1
         for i, a in enumerate(args):
             self.profile.args.setdefault(i, Observation()).add(a)
-        return call_depth.call_user(self._instrumented, args, kwargs)
+        return call_depth.call_user(self._instrumented(self.fn, self.profile, self._grad_callee), args, kwargs)

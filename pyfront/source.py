@@ -32,6 +32,7 @@ import inspect
 import types
 import weakref
 
+from pyfront import deep_ast
 from pyfront.errors import Unsupported
 
 # The compiler flags of `from __future__ import ...`; a code object's co_flags carry them.
@@ -54,7 +55,8 @@ def live_def(fn: types.FunctionType) -> ast.FunctionDef:
     node = _verified.get(code)
     if node is None:
         node = _verified[code] = _checked_def(code)
-    return _mangled(fn, copy.deepcopy(node))
+    with deep_ast.room_for(node, code.co_filename):  # deepcopy and the mangler recurse per level
+        return _mangled(fn, copy.deepcopy(node))
 
 
 def _checked_def(code: types.CodeType) -> ast.FunctionDef:
