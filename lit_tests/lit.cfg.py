@@ -3,8 +3,9 @@
 One `.mlir` file per pass, named like the pass, plus `verifier.mlir`.
 `pyfront-opt` and `filecheck` resolve to the installed console scripts when
 they exist (next to the running Python, then on PATH); otherwise to
-`python -m pyfront.opt` / `python -m filecheck` with this checkout on
-PYTHONPATH, so the tests run from a plain checkout too.
+`python -m pyfront.opt` / `python -m filecheck`. Either way this checkout
+comes first on PYTHONPATH, so the tests run this checkout's passes, also
+from a plain checkout or beside an editable install of another one.
 """
 
 # ruff: noqa: F821  (lit runs this file with `config` defined)
@@ -38,7 +39,8 @@ def add_tool(name, module):
     return script is not None
 
 
-if not add_tool("pyfront-opt", "pyfront.opt"):
-    paths = [repo_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]
-    config.environment["PYTHONPATH"] = os.pathsep.join(paths)
+add_tool("pyfront-opt", "pyfront.opt")
+# This checkout first, also for an installed `pyfront-opt`: an editable install
+# of another checkout (a worktree's main) would otherwise run that one's passes.
+config.environment["PYTHONPATH"] = os.pathsep.join([repo_root] + [p for p in [os.environ.get("PYTHONPATH")] if p])
 add_tool("filecheck", "filecheck")

@@ -65,3 +65,17 @@ def test_dynamic_dims_that_disagree_raise_like_numpy():
     compiled = check(add, calls, profile_calls=2)
     report = pyfront.explain(compiled)
     assert report.compiled_calls >= 2 and report.deopts >= 1, str(report)
+
+
+def flatten_scale_add(x, y):
+    return x.reshape(-1) * 2.0 + y
+
+
+def test_broadcast_guard_on_a_computed_dynamic_dim_is_not_folded_away():
+    # Sizes (2, 2), (4, 1), (1, 4) relax x to (?, ?); the guard that x.reshape(-1)
+    # has y's 4 elements must read the size x really has: (3, 2) raises like NumPy
+    # (canonicalize used to fold the guard's size to 4 and return 4 of the 6).
+    y = np.arange(4.0)
+    calls = [(np.ones(s), y) for s in ((2, 2), (4, 1), (1, 4), (2, 2))]
+    compiled = check(flatten_scale_add, calls + [(np.arange(6.0).reshape(3, 2), y)], profile_calls=3)
+    assert pyfront.explain(compiled).deopts >= 1
