@@ -1,6 +1,7 @@
 // RUN: pyfront-opt %s --split-input-file --lower-to-linalg | filecheck %s
 // RUN: pyfront-opt %s --split-input-file --lower-to-linalg --mlir-print-debuginfo \
 // RUN:   | filecheck %s --check-prefix=LOC
+// RUN: pyfront-opt %s --split-input-file --lower-to-linalg --canonicalize | filecheck %s --check-prefix=CANON
 
 /// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
 /// from the indexing map; the body is the float add, NaN where it is 0 but
@@ -303,4 +304,30 @@ func.func @not_pyfront(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @keeps_location(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "pyfront.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32> loc("model.py":7:3)
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+/// A shape guard's size is computed from the function's arguments: the add
+/// pairs the dynamic %flat with a static 4, so canonicalize makes the producer
+/// of %flat static; a `tensor.dim` of %flat itself would fold to 4 and the
+/// guard would hold for x of shape (3, 2) (pyfront issue 16, item 4).
+
+// CANON-LABEL: func.func @guard_size_from_arguments
+// CANON-SAME:    (%[[X:.*]]: tensor<?x?xf64>, %[[Y:.*]]: tensor<4xf64>)
+// CANON-DAG:     %[[D0:.*]] = tensor.dim %[[X]], %c0 : tensor<?x?xf64>
+// CANON-DAG:     %[[D1:.*]] = tensor.dim %[[X]], %c1 : tensor<?x?xf64>
+// CANON:         %[[N:.*]] = affine.apply #{{.*}}()[%[[D0]], %[[D1]]]
+// CANON:         %[[OK:.*]] = arith.cmpi eq, %[[N]], %c4 : index
+// CANON:         return %{{.*}}, %[[OK]] : tensor<4xf64>, i1
+func.func @guard_size_from_arguments(%x: tensor<?x?xf64>, %y: tensor<4xf64>) -> (tensor<4xf64>, i1) {
+  %flat = "pyfront.reshape"(%x) {shape = array<i64: -1>} : (tensor<?x?xf64>) -> tensor<?xf64>
+  %two = arith.constant dense<2.0> : tensor<f64>
+  %scaled = "pyfront.multiply"(%flat, %two) : (tensor<?xf64>, tensor<f64>) -> tensor<?xf64>
+  %sum = "pyfront.add"(%scaled, %y) : (tensor<?xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %scaled, %c0 : tensor<?xf64>
+  %c4 = arith.constant 4 : index
+  %ok = arith.cmpi eq, %n, %c4 : index
+  return %sum, %ok : tensor<4xf64>, i1
 }

@@ -169,6 +169,15 @@ UNARY = {
     "np.sin({0})": _sin,
     "np.cos({0})": _sin,
 }
+# Elementwise results whose value does not depend on the operand's values (`x == x`
+# on ints, `x * 0 + 3`): folding may see through them, and reductions over them
+# have been miscompiled (pyfront issue 16). Values are bounded, so never NaN.
+CONSTANT_VALUED = {
+    "{0} * 0 + 3": lambda x: summary(3.0, 0, nonneg=True),
+    "{0} == {0}": lambda x: summary(1.0, 0, nonneg=True),
+    "{0} != {0}": lambda x: summary(1.0, 0, nonneg=True),
+    "{0} - {0}": lambda x: _numeric(x) or summary(0.0, 0, nonneg=True),
+}
 
 
 # Binary operations -------------------------------------------------------------------------
@@ -308,6 +317,20 @@ REDUCTIONS = {
     "np.argmax({0}, axis={ax})": _arg, "{0}.argmin()": _arg,
 }
 
+# NumPy scalars (a bool, an int, a float): reductions compared or combined with a constant.
+def _sum_is(x, c):
+    _exact(x, c)
+    if _sum(x)["frac"] is None:
+        raise Reject("inexact sum")
+    return summary(1.0, 0, nonneg=True)
+
+
+SCALARS = {
+    "{0}.max() > {c}": lambda x, c: _exact(x, c) or summary(1.0, 0, nonneg=True),
+    "{0}.sum() == {c}": _sum_is,
+    "{0}.min() + {c}": lambda x, c: _add(Var("m", 0, **_same(x)), c),
+}
+
 # template -> (minimum ndim, axis that must have length >= 2 in the sample, or None)
 SHAPES = {
     "{0}.T": (0, None), "np.transpose({0})": (0, None), "{0}.reshape(-1)": (0, None),
@@ -335,7 +358,7 @@ SELECT = {"np.where({0} > {1}, {2}, {3})": (_where, 4), "np.clip({0}, {1}, {2})"
 # The builder ---------------------------------------------------------------------------------
 
 SUPPORTED_RESULT = {np.dtype(d) for d in ("float32", "float64", "int32", "int64", "bool")}
-FAMILIES = ("unary", "binary", "reduce", "shape", "select", "helper")
+FAMILIES = ("unary", "binary", "reduce", "shape", "select", "helper", "constant_valued", "scalar")
 
 
 class Builder:
@@ -440,6 +463,16 @@ class Builder:
                 ops = [self.var(skip_bool=True), self.const(), self.const()]
             expr = template.format(*(o.name for o in ops))
             return (expr,) + self.evaluate(expr, ops, rule)
+        if family == "constant_valued":
+            template = draw(st.sampled_from(list(CONSTANT_VALUED)))
+            x = self.var()
+            expr = template.format(x.name)
+            return (expr,) + self.evaluate(expr, [x], CONSTANT_VALUED[template])
+        if family == "scalar":
+            template = draw(st.sampled_from(list(SCALARS)))
+            x, c = self.var(), self.const()
+            expr = template.format(x.name, c=c.name)
+            return (expr,) + self.evaluate(expr, [x, c], SCALARS[template])
         if family == "helper":
             return self.helper()
         raise AssertionError(family)
@@ -565,7 +598,8 @@ def _shape(pattern: tuple, dims: list[int]) -> tuple:
 @st.composite
 def programs(draw) -> Program:
     features = {name for name in ("unary", "binary", "consts", "reduce", "shape", "select", "helper",
-                                  "tuple", "int_div_zero", "attr", "new_shapes", "new_dtypes")
+                                  "tuple", "int_div_zero", "attr", "new_shapes", "new_dtypes",
+                                  "constant_valued", "scalar", "scalar_args", "mismatch")
                 if draw(st.booleans())}
     if draw(st.booleans()):
         features |= {name for name in DYNAMIC if draw(st.booleans())}
@@ -581,7 +615,13 @@ def programs(draw) -> Program:
     loop_ns = [draw(st.integers(0, 3)) for _ in range(3)]
 
     names = [f"a{i}" for i in range(len(specs))]
-    samples = [_values(rng, dtype, _shape(pattern, dims)) for dtype, pattern in specs]
+    scalar_args = "scalar_args" in features  # 0-d arguments are NumPy scalars, not 0-d arrays
+
+    def value(dtype, shape):
+        v = _values(rng, dtype, shape)
+        return np.asarray(v)[()] if scalar_args and shape == () else v
+
+    samples = [value(dtype, _shape(pattern, dims)) for dtype, pattern in specs]
     variables = [Var(n, s, ARG_BOUND[s.dtype.kind], ARG_FRAC[s.dtype.kind], nonneg=s.dtype.kind == "b")
                  for n, s in zip(names, samples)]
     namespace = {"np": np, "__n__": loop_ns[0], "box": Box(0.5)}
@@ -615,13 +655,22 @@ def programs(draw) -> Program:
         return tuple(arrays) + tuple(extra)
 
     calls = [args(samples, loop_ns[0]), args(samples, loop_ns[0]),
-             args([_values(rng, d, s.shape) for (d, _), s in zip(specs, samples)], loop_ns[1], 1.5)]
+             args([value(d, np.shape(s)) for (d, _), s in zip(specs, samples)], loop_ns[1], 1.5)]
     if "new_shapes" in features:
         new_dims = [draw(st.integers(2, MAXDIM)) for _ in range(rank)]
-        arrays = [_values(rng, d, _shape(p, new_dims)) for d, p in specs]
+        arrays = [value(d, _shape(p, new_dims)) for d, p in specs]
         calls += [args(arrays, loop_ns[2]), args(arrays, loop_ns[2])]
+    if "mismatch" in features:
+        # One argument's dims vary while the others keep theirs: its dims relax to
+        # dynamic and meet the others' static ones; then a size NumPy may reject.
+        k = draw(st.integers(0, len(specs) - 1))
+        for _ in range(draw(st.integers(2, 3))):
+            new_dims = [draw(st.integers(2, MAXDIM + 1)) for _ in range(rank)]
+            arrays = list(samples)
+            arrays[k] = value(specs[k][0], _shape(specs[k][1], new_dims))
+            calls.append(args(arrays, loop_ns[0]))
     if "new_dtypes" in features:
-        arrays = [_values(rng, SAME_KIND[d], s.shape) for (d, _), s in zip(specs, samples)]
+        arrays = [value(SAME_KIND[d], np.shape(s)) for (d, _), s in zip(specs, samples)]
         calls += [args(arrays, loop_ns[0]), args(arrays, loop_ns[1])]
-    used = b.used | (features & {"tuple", "attr", "consts", "new_shapes", "new_dtypes"})
+    used = b.used | (features & {"tuple", "attr", "consts", "new_shapes", "new_dtypes", "scalar_args", "mismatch"})
     return Program(source, calls, used, int_div_zero="int_div_zero" in used)

@@ -235,6 +235,21 @@ def test_failed_in_graph_guard_raises(tmp_path):
         f(-x)
 
 
+def test_shape_guard_on_a_computed_dynamic_dim_survives_export(tmp_path):
+    # With x's dims dynamic, x.reshape(-1) meets y's static 4: the in-graph guard
+    # must read x's real size (canonicalize used to fold it to 4, and the artifact
+    # returned the first 4 of 6 elements where NumPy raises).
+    def flatten_scale_add(x, y):
+        return x.reshape(-1) * 2.0 + y
+
+    y = np.arange(4.0)
+    f = pyfront.load(pyfront.export(flatten_scale_add, np.ones((2, 2)), y, path=tmp_path / "a",
+                                    dynamic_dims={0: [0, 1]}))
+    assert_same(f(np.full((2, 2), 3.0), y), flatten_scale_add(np.full((2, 2), 3.0), y))
+    with pytest.raises(GuardFailed, match="sizes that vary between calls agree"):
+        f(np.arange(6.0).reshape(3, 2), y)
+
+
 def test_returned_arguments_keep_their_identity(tmp_path):
     def passthrough(x, y):
         return x, y + 1

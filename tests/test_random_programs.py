@@ -1,14 +1,16 @@
 """Random Python + NumPy programs, compiled vs interpreted (differential fuzzing).
 
 `program_gen.programs()` draws a function (NumPy expressions over 1-3 array
-arguments of mixed dtypes and broadcast shapes, Python constants, ufuncs,
+arguments of mixed dtypes and broadcast shapes (0-d arrays or NumPy scalars
+among them), Python constants, ufuncs, constant-valued results, bool scalars,
 operators, reductions, views and indexing, where/maximum/clip, helpers,
 tuples, attribute reads and writes, and, for the interpreter, branches on
 computed values, loops, `while`, global writes, `raise` and `print`). Each
 program is written to its own module file (the compiler reads source with
 `inspect.getsource`), imported, and checked with `differential.check` on
 several calls: the same arguments (profiled, then compiled), new values, and
-maybe new shapes and dtypes. A program built from supported features only
+maybe new shapes and dtypes, or new dims for one argument only (its dims relax
+to dynamic and meet the others' static ones, until NumPy rejects a size). A program built from supported features only
 must also have run compiled code.
 
 CI runs a few dozen deterministic examples (`derandomize=True`). To fuzz:
@@ -16,7 +18,8 @@ CI runs a few dozen deterministic examples (`derandomize=True`). To fuzz:
     PYFRONT_FUZZ_EXAMPLES=5000 python -m pytest -q tests/test_random_programs.py -k fuzz
 
 (add `PYFRONT_FUZZ_SEED=<n>` for another random stream; failures print the
-program's source). Known compiler divergences are pinned below as strict
+program's source); `python -m tests.fuzz --seeds 7 11 13 --examples 5000`
+runs several streams. Known compiler divergences are pinned below as strict
 xfail reproducers.
 """
 

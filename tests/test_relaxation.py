@@ -65,3 +65,29 @@ def test_dynamic_dims_that_disagree_raise_like_numpy():
     compiled = check(add, calls, profile_calls=2)
     report = pyfront.explain(compiled)
     assert report.compiled_calls >= 2 and report.deopts >= 1, str(report)
+
+
+def flatten_scale_add(x, y):
+    return x.reshape(-1) * 2.0 + y
+
+
+def select_flattened(x, y):
+    return np.where(x.reshape(-1) > 0, y, 1.0)
+
+
+def doubled_scale_add(x, y):
+    return np.concatenate([x, x]) * 2.0 + y
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (flatten_scale_add, [(2, 2), (4, 1), (1, 4), (2, 2), (3, 2)]),
+    (select_flattened, [(2, 2), (4, 1), (1, 4), (2, 2), (3, 2)]),
+    (doubled_scale_add, [(2,), (3,), (2,), (3,)]),
+])
+def test_broadcast_guard_on_a_computed_dynamic_dim_is_not_folded_away(fn, shapes):
+    # x's dims relax to dynamic; the guard that the computed 1-d value has y's 4
+    # elements must read the size x really has: the last call raises like NumPy
+    # (canonicalize used to fold the guard's size to 4 and return 4 of the 6).
+    y = np.arange(4.0)
+    compiled = check(fn, [(np.arange(float(np.prod(s))).reshape(s), y) for s in shapes], profile_calls=3)
+    assert pyfront.explain(compiled).deopts >= 1
