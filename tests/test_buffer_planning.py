@@ -61,4 +61,6 @@ def test_intermediates_of_a_forward_call_share_memory(tmp_path, monkeypatch):
         planned[layers] = planned_bytes(layers, tmp_path / str(layers))
     activation = BATCH * WIDTH * 4
     assert planned[4] >= 2 * activation  # each layer reads one activation while writing the next
-    assert planned[8] == planned[4], planned  # one buffer per layer would grow with depth
+    # One activation buffer per layer would add 4 activations; what may grow is each layer's
+    # guard flags (a few bytes: guard-fp-events' and the subnormal checks' reductions).
+    assert planned[8] - planned[4] < activation // 64, planned

@@ -46,9 +46,9 @@ def _refusal_is_expected(test):
     def run(*args, **kwargs):
         refusals = []
 
-        def recording(mlir_text, backend="cpu"):
+        def recording(mlir_text, backend="cpu", timeout=None):
             try:
-                return compile_vmfb(mlir_text, backend)
+                return compile_vmfb(mlir_text, backend, timeout)
             except BackendRestriction as e:
                 refusals.append(str(e))
                 raise
