@@ -221,7 +221,7 @@ class ContainerMixin:
             n = S.static_shape(value, "iterating")[0]
             if n > MAX_ITEMS:
                 raise Unsupported(f"iterating more than {MAX_ITEMS} rows at compile time is not supported yet", node)
-            items = [S.getitem(value, i) for i in range(n)]
+            items = [indexing.getitem(value, i) for i in range(n)]
         elif isinstance(value, Known):
             try:
                 iterator = iter(value.value)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import deep_ast, numpy_api
+from pyfront import deep_ast, indexing, numpy_api
 from pyfront import semantics as S
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
@@ -367,12 +367,16 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         self._assign(node.target, self._binop(type(node.op), current, self.visit(node.value)))
 
     def _aliased(self, t: Any) -> bool:
+        """Whether anything but one local name refers to `t` (a view of `t` counts: it shares memory)."""
+        def refers(v: Any) -> bool:
+            return v is t or isinstance(v, Tensor) and v.view is not None and v.view.base is t
+
         refs = 0
         for frame in self.frames:
             for v in frame.env.values():
-                refs += sum(1 for leaf in _nodes(v) if leaf is t)
+                refs += sum(1 for leaf in _nodes(v) if refers(leaf))
         for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
-            refs += sum(1 for v in stored.values() if v is t)  # local copies of Python state
+            refs += sum(1 for v in stored.values() if refers(v))  # local copies of Python state
         return refs > 1
 
     def _replace_list(self, old: Seq, items: tuple, node: ast.AST) -> None:
@@ -518,7 +522,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         if isinstance(key, Tensor) and isinstance(base, Tensor):
             if id(key) in self.loop_counters:
                 return self._take_row(base, key, node)
-            return S.index_dynamic(base, key)
+            return indexing.index_dynamic(base, key)
         if isinstance(key, Known) and isinstance(key.value, np.integer) and isinstance(base, Tensor):
             key = Known(int(key.value))  # NumPy indexes with a NumPy int as with an int
         if not isinstance(key, Known):
@@ -533,7 +537,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         if isinstance(base, Tensor):
             if base.pytype is not np.ndarray:
                 raise Unsupported("indexing a NumPy scalar is not supported", node)
-            return S.getitem(base, k)
+            return indexing.getitem(base, k)
         if isinstance(base, Obj):
             return self._object_item(base, k, node)
         raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import indexing
 from pyfront import semantics as S
 from pyfront.dialects import core
 from pyfront.dialects.mlir import ir
@@ -58,9 +59,9 @@ class StateMixin:
     def _assign_item(self, target: ast.Subscript, value: Any) -> None:
         base = self.visit(target.value)
         key = self.visit(target.slice)
-        if isinstance(base, Tensor):
-            raise Unsupported("writing into an array (a[...] = v) is not supported yet: NumPy mutates "
-                              "the array in place, which the caller or other names may see", target)
+        if isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray:
+            self._write_local_array(target, base, key, value)
+            return
         if isinstance(base, Seq) and base.kind is dict:
             self._set_local_item(base, key, value, target)
             return
@@ -79,6 +80,21 @@ class StateMixin:
         core.STORE_ITEM.build([base.value, value.value], [], key=attr)
         self.stored_items[(id(base.example), key.value)] = value
         self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
+
+    def _write_local_array(self, target: ast.Subscript, base: Tensor | Known, key: Any, value: Any) -> None:
+        """`a[key] = value` on an array this call created and only the local name `a` refers to.
+
+        A Known base is an array folded at compile time (`np.zeros(3)`), a fresh object per call."""
+        if not isinstance(target.value, ast.Name) or target.value.id in self.frame.declared \
+                or isinstance(base, Tensor) and (base.source is not None or base.view is not None) \
+                or self._aliased(base):
+            raise Unsupported("writing into an array (a[...] = v) that the caller, Python state or other names "
+                              "can see is not supported yet: NumPy mutates it in place", target)
+        if not isinstance(key, Known):
+            raise Unsupported("writing into an array at a computed index is not supported yet", target)
+        if isinstance(base, Known):
+            base = S.constant(base.value)
+        self.frame.env[target.value.id] = indexing.setitem(base, key.value, value)
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
         if not isinstance(value, Tensor) or not (value.pytype is np.ndarray or issubclass(value.pytype, np.generic)):

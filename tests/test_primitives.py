@@ -201,6 +201,10 @@ SPECS: dict[str, list[Spec]] = {
         _spec([(1, 4), (2, 4), (3, 4)], "one", axis=0),
     ],
     "take": [_spec([(3, 4), ()]), _spec([(3,), ()], "one")],
+    "update_slice": [
+        _spec([(5, 6), (2, 3)], offsets=(1, 0), strides=(2, 2)),
+        _spec([(4, 3, 2), (1, 3, 1)], "one", offsets=(3, 0, 1), strides=(1, 1, 1)),
+    ],
     "slice": [
         _spec([(5, 6)], offsets=(1, 0), sizes=(2, 3), strides=(2, 2)),
         _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),

@@ -105,6 +105,8 @@ CASES: list[Case] = [
     _c("slice", (4, 3, 2), offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
     _c("slice", (7,), offsets=(2,), sizes=(-1,), strides=(3,)),
     _c("slice", (4, 5), offsets=(1, 0), sizes=(0, -1), strides=(1, 1)),
+    _c("update_slice", (5, 6), (2, 3), offsets=(1, 0), strides=(2, 2)),
+    _c("update_slice", (4, 3, 2), (1, 3, 1), offsets=(3, 0, 1), strides=(1, 1, 1)),
     _c("take", (3, 4), (), dtypes=("float64", "int64")),
     _c("take", (3,), (), dtypes=("float64", "int64")),
     # Gradient primitives of shape.py; their second operands only give a shape.

@@ -1,4 +1,4 @@
-"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice, take, and their gradients.
+"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice, update_slice, take, and their gradients.
 
 `slice` is NumPy basic slicing along every dimension with positive steps
 (offsets, sizes and strides already normalized by the front end); integer
@@ -299,6 +299,50 @@ TAKE = primitive(
     arity=2,
     operand_rule=lambda x, i, **_: None if i == np.int64 else "the index must be int64",
     vjp=_take_vjp,
+)
+
+
+def _update_slice_shape(x, v, offsets, strides):
+    if not len(x) == len(v) == len(offsets) == len(strides):
+        raise ValueError("update_slice needs one offset and stride per dimension of both operands")
+    for d, n, o, st in zip(x, v, offsets, strides):
+        if n is None or st <= 0 or o < 0 or (d is not None and n > 0 and o + (n - 1) * st >= d):
+            raise ValueError(f"update_slice: {n} elements (offset {o}, stride {st}) do not fit in dim {d}")
+    return tuple(x)
+
+
+def _update_slice_impl(x, v, offsets, strides):
+    out = np.array(x, copy=True)
+    out[tuple(slice(o, o + n * st, st) for o, n, st in zip(offsets, np.shape(v), strides))] = v
+    return out
+
+
+def _lower_update_slice(view, x, v):
+    return tensor.insert_slice(v, x, [], [], [], list(view.offsets), list(shape_of(v.type)), list(view.strides))
+
+
+@_float_only
+def _update_slice_vjp(ct, out, x, v, offsets, strides):
+    sizes = bind.shape(v)
+    return (apply("update_slice", ct, bind.zeros_like(v), offsets=offsets, strides=strides),
+            apply("slice", ct, offsets=offsets, sizes=sizes, strides=strides))
+
+
+UPDATE_SLICE = primitive(
+    "update_slice",
+    "NumPy `x[o0:o0+n0*s0:s0, ...] = v` as a value: `x` with `v` (shape (n0, ...), static) at `offsets` + "
+    "i * `strides`.",
+    impl=_update_slice_impl,
+    shape_rule=_update_slice_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_update_slice,
+    arity=2,
+    operand_rule=operands_agree,
+    params=(
+        Attr("offsets", "i64s", "start index per dimension"),
+        Attr("strides", "i64s", "positive step per dimension"),
+    ),
+    vjp=_update_slice_vjp,
 )
 
 
