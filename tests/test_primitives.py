@@ -107,9 +107,13 @@ def _domain(prim: str, operand: int) -> str:
         return "prod"  # products stay exact whatever the order
     if prim in ("take", "embedding", "embedding_grad") and operand == 1:
         return "index"  # a row of the (3, ...) table of every take and embedding spec
+    if operand >= INDEX_OPERANDS.get(prim, 99):
+        return "index"  # each indexed dim (or room for an offset) of every spec below is >= 3
     return "any"
 
 
+# Primitives of gather.py: their operands from this one on are int64 indices or offsets.
+INDEX_OPERANDS = {"gather": 1, "scatter": 2, "scatter_add": 2, "dynamic_slice": 1, "dynamic_update_slice": 2}
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5, 3.0, -3.0])
 
 
@@ -209,6 +213,14 @@ SPECS: dict[str, list[Spec]] = {
         _spec([(5, 6)], offsets=(1, 0), sizes=(2, 3), strides=(2, 2)),
         _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
     ],
+    # gather.py: repeated indices (5 draws from 3 rows), several index operands, a 0-d index.
+    "gather": [_spec([(3, 4), (5,)]), _spec([(3, 4, 2), (2, 3), (2, 3)], "one"), _spec([(4, 3), ()], "one")],
+    "scatter": [_spec([(3, 4), (5, 4), (5,)]), _spec([(3, 4, 2), (2, 3, 2), (2, 3), (2, 3)], "one")],
+    "scatter_add": [_spec([(3, 4), (5, 4), (5,)]), _spec([(4, 3), (2, 2), (2, 2), (2, 2)], "one")],
+    "flip": [_spec([(3, 4)], axes=(0, 1)), _spec([(2, 3, 4)], "one", axes=(1,))],
+    "dynamic_slice": [_spec([(6, 7), (), ()], sizes=(2, 3), strides=(2, 2)),
+                      _spec([(5,), ()], "one", sizes=(3,), strides=(1,))],
+    "dynamic_update_slice": [_spec([(6, 7), (2, 3), (), ()], strides=(2, 2))],
     # DL primitives (nn.py): strided, padded, overlapping and non-square windows.
     "conv2d": [
         _spec([(2, 3, 7, 6), (4, 3, 3, 2)], strides=(2, 1), padding=(1, 1)),
@@ -256,6 +268,9 @@ def _specs(prim) -> list[Spec]:
 
 
 def _operand_dtypes(prim, n: int, dtype: np.dtype) -> tuple[np.dtype, ...]:
+    if prim.name in INDEX_OPERANDS:
+        first = INDEX_OPERANDS[prim.name]
+        return (dtype,) * first + (np.dtype(np.int64),) * (n - first)
     if prim.name in ("take", "embedding", "embedding_grad"):
         return (dtype, np.dtype(np.int64))
     return (np.dtype(np.bool_), dtype, dtype) if prim.name == "where" else (dtype,) * n

@@ -59,6 +59,8 @@ def _c(prim: str, *shapes: Shape, dtypes: tuple[str, ...] = (), **params) -> Cas
     return Case(prim, tuple(shapes), tuple(params.items()), dtypes)
 
 
+# Primitives of gather.py: their operands from this one on are int64 indices or offsets.
+INDEX_OPERANDS = {"gather": 1, "scatter": 2, "scatter_add": 2, "dynamic_slice": 1, "dynamic_update_slice": 2}
 BROADCASTING = [((3, 4), (3, 4)), ((2, 3, 1), (4,)), ((), (2, 3)), ((3, 1), (1, 4))]
 UNARY_SHAPES = [(5,), (2, 3, 4), ()]
 REDUCTIONS = [
@@ -109,6 +111,17 @@ CASES: list[Case] = [
     _c("update_slice", (4, 3, 2), (1, 3, 1), offsets=(3, 0, 1), strides=(1, 1, 1)),
     _c("take", (3, 4), (), dtypes=("float64", "int64")),
     _c("take", (3,), (), dtypes=("float64", "int64")),
+    # gather.py: 5 indices into 3 rows repeat (accumulating in scatter_add, the last winning in scatter).
+    _c("gather", (3, 4), (5,), dtypes=("float64", "int64")),
+    _c("gather", (3, 4, 2), (2, 3), (2, 3), dtypes=("float64", "int64", "int64")),
+    _c("scatter", (3, 4), (5, 4), (5,), dtypes=("float64", "float64", "int64")),
+    _c("scatter", (4, 3), (2, 2), (2, 2), (2, 2), dtypes=("float64", "float64", "int64", "int64")),
+    _c("scatter_add", (3, 4), (5, 4), (5,), dtypes=("float64", "float64", "int64")),
+    _c("flip", (3, 4), axes=(0,)),
+    _c("flip", (2, 3, 4), axes=(0, 2)),
+    _c("dynamic_slice", (6, 7), (), (), dtypes=("float64", "int64", "int64"), sizes=(2, 3), strides=(2, 2)),
+    _c("dynamic_update_slice", (6, 7), (2, 3), (), (), dtypes=("float64", "float64", "int64", "int64"),
+       strides=(2, 2)),
     # Gradient primitives of shape.py; their second operands only give a shape.
     _c("reshape_as", (2, 6), (3, 4)),
     _c("reshape_as", (6,), (2, 1, 3)),
@@ -144,6 +157,8 @@ def _inputs(case: Case) -> list[np.ndarray]:
             out.append(rng.random(shape) < 0.5)
         elif case.prim == "take" and i == 1:
             out.append(np.asarray(rng.integers(0, case.shapes[0][0]), np.int64))
+        elif i >= INDEX_OPERANDS.get(case.prim, 99):
+            out.append(np.asarray(rng.integers(0, 3, shape), dtype))  # every indexed dim of the cases is >= 3
         elif dtype.kind == "i":
             out.append(np.asarray(rng.integers(-5, 6, shape), dtype))
         elif case.prim in ("log", "log1p", "sqrt", "power") and i == 0:

@@ -1,0 +1,438 @@
+"""Indexing primitives beyond boxes: gather, scatter, scatter_add, flip, dynamic_slice, dynamic_update_slice.
+
+NumPy's advanced indexing reduced to one form (pyfront/indexing.py does the
+reduction: basic parts sliced first, advanced axes moved to the front,
+index arrays broadcast, wrapped and range-guarded):
+- `gather(x, i_0, ..., i_{k-1})`: the k index operands are int64 arrays of
+  one shape B; result[b, r...] = x[i_0[b], ..., i_{k-1}[b], r...], shape
+  B + x.shape[k:] (NumPy's `x[i_0, ..., i_{k-1}]`).
+- `scatter(x, v, i_0, ...)`: x with x[i_0[b], ...] = v[b] for every b, v of
+  shape B + x.shape[k:]; where several b name one position, the last b in C
+  order wins (what NumPy's `x[i] = v` does).
+- `scatter_add(x, v, i_0, ...)`: x with v[b] added at each position, repeated
+  positions accumulating (`np.add.at`); numbers only (not bool).
+Indices are in range (0 <= i < dim): the front end guards that, so that the
+interpreter raises NumPy's IndexError. The lowerings clamp them anyway, for
+memory safety only (a guard's failure is acted on after the call).
+
+- `flip(x, axes)`: `x[::-1]` along `axes` (static dims), NumPy's negative
+  steps being a positive-step slice flipped.
+- `dynamic_slice(x, o_0, ..., o_{n-1})` / `dynamic_update_slice(x, v, o_0, ...)`:
+  `slice` / `update_slice` (shape.py) whose offsets are 0-d int64 operands,
+  one per dim, computed at run time (`X[i*B:(i+1)*B]`); the sizes stay static.
+  The front end guards that the box is in range (NumPy would clamp it
+  shorter); the lowerings clamp the offsets into range (memory safety).
+
+Lowerings: gather is a `linalg.generic` over the result reading `x` with
+`tensor.extract`; scatter_add a generic over x's positions (parallel) and
+B (reduction) that adds the hits (`select`, so a -0.0 stays -0.0 where
+nothing is added); scatter first finds, per position, the last b that
+writes it (a max-reduction over B: order-independent), then picks v's row
+there or keeps x. Their cost is |x's indexed positions| * |B|, fine for
+the index sizes of minibatch code. Float sums of repeated indices may be
+added in another order than NumPy's (a few ulps; as sums elsewhere).
+
+VJPs: gather's is scatter_add into zeros; scatter_add's passes the
+cotangent to x and gathers it for v; scatter's zeroes the overwritten
+positions for x and gives v[b] the cotangent only where b was the last
+writer; flip is its own VJP; the dynamic slices are each other's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyfront.dialects.mlir import arith, ir, linalg, tensor
+from pyfront.dialects.opdef import Attr
+from pyfront.dialects.primitives import bind, emit
+from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype, unify_dims
+from pyfront.dialects.primitives.bind import apply
+from pyfront.dialects.types import element_type, shape_of, tensor_dtype
+
+I64 = np.dtype(np.int64)
+INDEX_ERROR = "index operands must be int64"
+
+
+def _amap(n_dims: int, exprs) -> ir.AffineMapAttr:
+    return ir.AffineMapAttr.get(ir.AffineMap.get(n_dims, 0, list(exprs)))
+
+
+def _d(i: int) -> ir.AffineExpr:
+    return ir.AffineDimExpr.get(i)
+
+
+def _loop_index(dim: int) -> ir.Value:
+    return linalg.IndexOp(dim).result
+
+
+def _clamped(i64: ir.Value, size: emit.Size) -> ir.Value:
+    """An i64 scalar as an `index` clamped into [0, size) (memory safety; the front end guards the range)."""
+    i = arith.index_cast(ir.IndexType.get(), i64)
+    top = arith.subi(emit.as_index(size), emit.index(1))
+    return arith.maxsi(arith.minsi(i, top), emit.index(0))
+
+
+def _indices_shape(indices) -> tuple:
+    """The common shape B of the index operands (they must agree; dynamic dims unified)."""
+    if not indices:
+        raise ValueError("at least one index operand is needed")
+    if any(len(s) != len(indices[0]) for s in indices):
+        raise ValueError("index operands must have one shape")
+    return tuple(unify_dims(*ds) for ds in zip(*indices))
+
+
+def _index_dtypes(*dtypes) -> str | None:
+    return None if all(d == I64 for d in dtypes) else INDEX_ERROR
+
+
+# gather ---------------------------------------------------------------------------
+
+
+def _gather_shape(x, *indices):
+    k = len(indices)
+    if k > len(x):
+        raise ValueError(f"gather: {k} index operands for an array of rank {len(x)}")
+    return _indices_shape(indices) + tuple(x[k:])
+
+
+def _gather_impl(x, *indices):
+    return x[tuple(indices)]
+
+
+def _lower_gather(view, x, *indices):
+    k, b_rank = len(indices), len(shape_of(indices[0].type))
+    x_dims = emit.dims(x)
+    rank = b_rank + len(x_dims) - k
+    sizes = [*emit.dims(indices[0]), *x_dims[k:]]
+    idx_map = _amap(rank, [_d(i) for i in range(b_rank)])
+    out_map = _amap(rank, [_d(i) for i in range(rank)])
+
+    def body(a):
+        coords = [_clamped(a[j], x_dims[j]) for j in range(k)]
+        coords += [_loop_index(b_rank + r) for r in range(len(x_dims) - k)]
+        return tensor.extract(x, coords)
+
+    (out,) = emit.generic(list(indices), [idx_map] * k, [emit.empty(sizes, tensor_dtype(x.type))], [out_map],
+                          [emit.PARALLEL] * rank, body)
+    return out
+
+
+def _gather_vjp(ct, out, x, *indices):
+    if not bind.is_differentiable(x):
+        return (None,) * (1 + len(indices))
+    return (apply("scatter_add", bind.zeros_like(x), ct, *indices), *(None for _ in indices))
+
+
+GATHER = primitive(
+    "gather",
+    "NumPy advanced indexing `x[i_0, ..., i_{k-1}]` on x's first k axes by int64 index arrays of one shape B, "
+    "in range: shape B + x.shape[k:].",
+    impl=_gather_impl,
+    shape_rule=_gather_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_gather,
+    arity=None,
+    operand_rule=lambda x, *indices, **_: _index_dtypes(*indices),
+    vjp=_gather_vjp,
+)
+
+
+# scatter and scatter_add --------------------------------------------------------------
+
+
+def _scatter_shape(x, v, *indices):
+    want = _gather_shape(x, *indices)
+    if len(v) != len(want):
+        raise ValueError(f"scatter: values of shape {tuple(v)} for a selection of shape {want}")
+    for a, b in zip(v, want):
+        unify_dims(a, b)
+    return tuple(x)
+
+
+def _scatter_operands(x, v, *indices, **_):
+    return f"operand dtypes differ: {x}, {v}" if x != v else _index_dtypes(*indices)
+
+
+def _scatter_impl(x, v, *indices):
+    out = np.array(x, copy=True)
+    out[tuple(indices)] = v
+    return out
+
+
+def _scatter_add_impl(x, v, *indices):
+    out = np.array(x, copy=True)
+    np.add.at(out, tuple(indices), v)
+    return out
+
+
+def _hit(indices_args, x_dims) -> ir.Value:
+    """i1: every index (clamped) equals the loop's position in its dim (dims 0..k-1 of the loop)."""
+    flag = None
+    for j, i64 in enumerate(indices_args):
+        eq = arith.cmpi(arith.CmpIPredicate.eq, _clamped(i64, x_dims[j]), _loop_index(j))
+        flag = eq if flag is None else arith.andi(flag, eq)
+    return flag
+
+
+def _lower_scatter_add(view, x, v, *indices):
+    """out[p, r] = x[p, r] + the sum of v[b, r] over the b whose indices name p (a masked reduction over B)."""
+    k, b_rank = len(indices), len(shape_of(indices[0].type))
+    x_dims = emit.dims(x)
+    rest = len(x_dims) - k
+    n = k + rest + b_rank  # loop dims: p (k), r (rest), b (b_rank, reduction)
+    idx_map = _amap(n, [_d(k + rest + i) for i in range(b_rank)])
+    v_map = _amap(n, [*(_d(k + rest + i) for i in range(b_rank)), *(_d(k + r) for r in range(rest))])
+    out_map = _amap(n, [_d(i) for i in range(k + rest)])
+    add = arith.addf if tensor_dtype(x.type).kind == "f" else arith.addi
+
+    def body(a):
+        *idx, value, acc = a
+        return arith.select(_hit(idx, x_dims), add(acc, value), acc)
+
+    (out,) = emit.generic([*indices, v], [idx_map] * k + [v_map], [x], [out_map],
+                          [emit.PARALLEL] * (k + rest) + [emit.REDUCTION] * b_rank, body)
+    return out
+
+
+def _lower_scatter(view, x, v, *indices):
+    """Per position p of x's first k dims, the last b (C order) naming it (-1: none); then v's row there or x."""
+    k, b_rank = len(indices), len(shape_of(indices[0].type))
+    x_dims = emit.dims(x)
+    b_dims = emit.dims(indices[0])
+    rest = len(x_dims) - k
+    i64 = element_type(I64)
+
+    n = k + b_rank  # loop dims: p (k), b (reduction)
+    idx_map = _amap(n, [_d(k + i) for i in range(b_rank)])
+
+    def last_body(a):
+        *idx, acc = a
+        flat = emit.index(0)
+        for i in range(b_rank):
+            flat = arith.addi(arith.muli(flat, emit.as_index(b_dims[i])), _loop_index(k + i))
+        return arith.select(_hit(idx, x_dims), arith.maxsi(acc, arith.index_cast(i64, flat)), acc)
+
+    (last,) = emit.generic(list(indices), [idx_map] * k, [emit.fill(-1, x_dims[:k], I64)],
+                           [_amap(n, [_d(i) for i in range(k)])],
+                           [emit.PARALLEL] * k + [emit.REDUCTION] * b_rank, last_body)
+
+    flat_v = emit.reshape(v, [emit.product(b_dims), *x_dims[k:]])
+    rank = k + rest
+    ident = _amap(rank, [_d(i) for i in range(rank)])
+
+    def pick_body(a):
+        old, writer, _ = a
+        row = _clamped(writer, emit.product(b_dims))
+        new = tensor.extract(flat_v, [row, *(_loop_index(k + r) for r in range(rest))])
+        return arith.select(arith.cmpi(arith.CmpIPredicate.sge, writer, emit.scalar_constant(0, I64)), new, old)
+
+    (out,) = emit.generic([x, last], [ident, _amap(rank, [_d(i) for i in range(k)])],
+                          [emit.empty(x_dims, tensor_dtype(x.type))], [ident], [emit.PARALLEL] * rank, pick_body)
+    return out
+
+
+def _scatter_add_vjp(ct, out, x, v, *indices):
+    if not bind.is_differentiable(x):
+        return (None,) * (2 + len(indices))
+    return (ct, apply("gather", ct, *indices), *(None for _ in indices))
+
+
+def _scatter_vjp(ct, out, x, v, *indices):
+    if not bind.is_differentiable(x):
+        return (None,) * (2 + len(indices))
+    b_shape = bind.shape(indices[0])
+    if None in b_shape or None in bind.shape(x)[:len(indices)]:
+        raise bind.NoVJP("the VJP of an indexed write with index arrays or indexed dims whose size varies "
+                         "between calls is not supported yet")
+    # Which b wrote each position (the last one), read back at every b: b is the writer iff it reads itself.
+    order = bind.array(np.arange(int(np.prod(b_shape, dtype=np.int64))).reshape(b_shape), I64, ct)
+    nobody = bind.array(np.full(bind.shape(x)[:len(indices)], -1), I64, ct)
+    winner = apply("equal", apply("gather", apply("scatter", nobody, order, *indices), *indices), order)
+    picked = apply("gather", ct, *indices)
+    mask = bind.expand_dims(winner, range(len(b_shape), len(bind.shape(picked))))
+    dv = apply("where", mask, picked, bind.constant(0, ct))
+    return (apply("scatter", ct, bind.zeros_like(v), *indices), dv, *(None for _ in indices))
+
+
+SCATTER = primitive(
+    "scatter",
+    "NumPy `x[i_0, ..., i_{k-1}] = v` as a value (int64 index arrays of one shape B, in range; v of shape "
+    "B + x.shape[k:]); where indices repeat, the last in C order wins.",
+    impl=_scatter_impl,
+    shape_rule=_scatter_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_scatter,
+    arity=None,
+    operand_rule=_scatter_operands,
+    vjp=_scatter_vjp,
+)
+
+SCATTER_ADD = primitive(
+    "scatter_add",
+    "NumPy `np.add.at(x, (i_0, ..., i_{k-1}), v)` as a value: v[b] added at each indexed position, repeated "
+    "indices accumulating (numbers, not bool).",
+    impl=_scatter_add_impl,
+    shape_rule=_scatter_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_scatter_add,
+    arity=None,
+    operand_rule=lambda x, v, *ix, **_: "scatter_add adds numbers, not bool" if x == np.bool_
+    else _scatter_operands(x, v, *ix),
+    vjp=_scatter_add_vjp,
+    fp_events=fp_events("nonfinite", "overflow", "invalid"),  # sums, as embedding_grad
+)
+
+
+# flip --------------------------------------------------------------------------------
+
+
+def _flip_shape(s, axes):
+    if sorted(set(axes)) != list(axes) or any(not 0 <= a < len(s) for a in axes):
+        raise ValueError(f"flip: axes {tuple(axes)} must be sorted, distinct and within rank {len(s)}")
+    if any(s[a] is None for a in axes):
+        raise ValueError("flip: a flipped dim must have a static size")
+    return tuple(s)
+
+
+def _lower_flip(view, x):
+    """A generic over the result reading x at n-1-i along the flipped axes (`tensor.extract`: an affine map
+    `n-1-d` is rejected by linalg's static shape check)."""
+    shape = shape_of(x.type)
+    rank = len(shape)
+    ident = _amap(rank, [_d(i) for i in range(rank)])
+
+    def body(a):
+        coords = [arith.subi(emit.index(shape[i] - 1), _loop_index(i)) if i in view.axes else _loop_index(i)
+                  for i in range(rank)]
+        return tensor.extract(x, coords)
+
+    (out,) = emit.generic([], [], [emit.empty(emit.dims(x), tensor_dtype(x.type))], [ident],
+                          [emit.PARALLEL] * rank, body)
+    return out
+
+
+def _flip_vjp(ct, out, x, axes):
+    return (apply("flip", ct, axes=axes) if bind.is_differentiable(x) else None,)
+
+
+FLIP = primitive(
+    "flip",
+    "NumPy `np.flip(x, axes)`: x reversed along `axes` (sorted, static dims).",
+    impl=lambda x, axes: np.flip(x, tuple(axes)) if len(axes) else np.asarray(x),
+    shape_rule=_flip_shape,
+    dtype_rule=same_dtype,
+    lower=_lower_flip,
+    arity=1,
+    params=(Attr("axes", "i64s", "flipped axes, sorted"),),
+    vjp=_flip_vjp,
+    keeps_nonfinite=True,  # moves elements, drops none
+)
+
+
+# dynamic_slice and dynamic_update_slice ------------------------------------------------
+
+
+def _check_box(x, sizes, strides, offsets) -> None:
+    if not len(x) == len(sizes) == len(strides) == len(offsets):
+        raise ValueError("one offset, size and stride per dimension is needed")
+    if any(len(o) for o in offsets):
+        raise ValueError("offsets must be 0-d")
+    for d, n, st in zip(x, sizes, strides):
+        if n is None or n < 0 or st <= 0 or (d is not None and n > 0 and (n - 1) * st >= d):
+            raise ValueError(f"a box of {n} elements with stride {st} does not fit in dim {d}")
+
+
+def _dynamic_slice_shape(x, *offsets, sizes, strides):
+    _check_box(x, sizes, strides, offsets)
+    return tuple(sizes)
+
+
+def _box_index(x_offsets, sizes, strides):
+    return tuple(slice(int(o), int(o) + n * st, st) for o, n, st in zip(x_offsets, sizes, strides))
+
+
+def _offsets(x: ir.Value, offsets, sizes, strides) -> list[ir.Value]:
+    """The offsets as `index` values, clamped so the box fits (memory safety; the front end guards)."""
+    out = []
+    for i, (o, n, st) in enumerate(zip(offsets, sizes, strides)):
+        last = arith.subi(emit.as_index(emit.dim(x, i)), emit.index(max(n - 1, 0) * st + 1))
+        out.append(arith.maxsi(arith.minsi(arith.index_cast(ir.IndexType.get(), tensor.extract(o, [])), last),
+                               emit.index(0)))
+    return out
+
+
+def _dynamic(n: int) -> list[int]:
+    return [ir.ShapedType.get_dynamic_stride_or_offset()] * n
+
+
+def _lower_dynamic_slice(view, x, *offsets):
+    sizes, strides = list(view.sizes), list(view.strides)
+    return tensor.extract_slice(view.result.type, x, _offsets(x, offsets, sizes, strides), [], [],
+                                _dynamic(len(sizes)), sizes, strides)
+
+
+def _dynamic_slice_vjp(ct, out, x, *offsets, sizes, strides):
+    if not bind.is_differentiable(x):
+        return (None,) * (1 + len(offsets))
+    return (apply("dynamic_update_slice", bind.zeros_like(x), ct, *offsets, strides=strides),
+            *(None for _ in offsets))
+
+
+DYNAMIC_SLICE = primitive(
+    "dynamic_slice",
+    "NumPy `x[o0:o0+n0*s0:s0, ...]` with offsets computed at run time (0-d int64 operands, the box in range) "
+    "and static sizes and positive strides.",
+    impl=lambda x, *offsets, sizes, strides: np.array(x[_box_index(offsets, sizes, strides)]),
+    shape_rule=_dynamic_slice_shape,
+    dtype_rule=lambda x, *offsets, **_: x,
+    lower=_lower_dynamic_slice,
+    arity=None,
+    operand_rule=lambda x, *offsets, **_: _index_dtypes(*offsets),
+    params=(
+        Attr("sizes", "i64s", "result size per dimension"),
+        Attr("strides", "i64s", "positive step per dimension"),
+    ),
+    vjp=_dynamic_slice_vjp,
+)
+
+
+def _dynamic_update_slice_shape(x, v, *offsets, strides):
+    if any(d is None for d in v):
+        raise ValueError("dynamic_update_slice: the update must have a static shape")
+    _check_box(x, v, strides, offsets)
+    return tuple(x)
+
+
+def _dynamic_update_slice_impl(x, v, *offsets, strides):
+    out = np.array(x, copy=True)
+    out[_box_index(offsets, np.shape(v), strides)] = v
+    return out
+
+
+def _lower_dynamic_update_slice(view, x, v, *offsets):
+    sizes, strides = list(shape_of(v.type)), list(view.strides)
+    return tensor.insert_slice(v, x, _offsets(x, offsets, sizes, strides), [], [], _dynamic(len(sizes)), sizes,
+                               strides)
+
+
+def _dynamic_update_slice_vjp(ct, out, x, v, *offsets, strides):
+    if not bind.is_differentiable(x):
+        return (None,) * (2 + len(offsets))
+    return (apply("dynamic_update_slice", ct, bind.zeros_like(v), *offsets, strides=strides),
+            apply("dynamic_slice", ct, *offsets, sizes=list(bind.shape(v)), strides=strides),
+            *(None for _ in offsets))
+
+
+DYNAMIC_UPDATE_SLICE = primitive(
+    "dynamic_update_slice",
+    "NumPy `x[o0:o0+n0*s0:s0, ...] = v` as a value, offsets computed at run time (0-d int64 operands, the box "
+    "in range), v of static shape (n0, ...).",
+    impl=_dynamic_update_slice_impl,
+    shape_rule=_dynamic_update_slice_shape,
+    dtype_rule=lambda x, v, *offsets, **_: x,
+    lower=_lower_dynamic_update_slice,
+    arity=None,
+    operand_rule=lambda x, v, *offsets, **_: f"operand dtypes differ: {x}, {v}" if x != v
+    else _index_dtypes(*offsets),
+    params=(Attr("strides", "i64s", "positive step per dimension"),),
+    vjp=_dynamic_update_slice_vjp,
+)
