@@ -519,12 +519,14 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         key = self.visit(node.slice)
-        if isinstance(key, Tensor) and isinstance(base, Tensor):
-            if id(key) in self.loop_counters:
-                return self._take_row(base, key, node)
-            return indexing.index_dynamic(base, key)
-        if isinstance(key, Known) and isinstance(key.value, np.integer) and isinstance(base, Tensor):
-            key = Known(int(key.value))  # NumPy indexes with a NumPy int as with an int
+        if isinstance(key, Tensor) and isinstance(base, Tensor) and id(key) in self.loop_counters:
+            return self._take_row(base, key, node)
+        if isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray \
+                and not isinstance(key, Known):
+            base = S.to_tensor(base)
+            if base.pytype is not np.ndarray:
+                raise Unsupported("indexing a NumPy scalar is not supported", node)
+            return indexing.getitem(base, indexing.as_key(key), self._profiled_shape(node))
         if not isinstance(key, Known):
             raise Unsupported("indexing with a computed index is not supported yet", node)
         k = key.value
@@ -533,20 +535,28 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         if isinstance(base, Seq) and base.kind is dict:
             return self._dict_lookup(base, k, node)
         if isinstance(base, Seq):
+            if isinstance(k, np.integer):
+                k = int(k)
             return S.fold(operator.getitem, base.items, k).value if type(k) is int else Seq(base.items[k], base.kind)
-        if isinstance(base, Tensor):
-            if base.pytype is not np.ndarray:
-                raise Unsupported("indexing a NumPy scalar is not supported", node)
-            return indexing.getitem(base, k)
         if isinstance(base, Obj):
             return self._object_item(base, k, node)
         raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)
 
-    def visit_Slice(self, node: ast.Slice) -> Known:
+    def _profiled_shape(self, node: ast.AST) -> tuple | None:
+        """The one shape profiling saw for the value of expression `node` of the compiled function, if any."""
+        seen = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
+        if seen is None or not seen.stable:
+            return None
+        ((_, dtype, shape, _),) = seen.facts
+        return shape if dtype is not None else None
+
+    def visit_Slice(self, node: ast.Slice) -> Any:
         parts = [self.visit(p) if p is not None else Known(None) for p in (node.lower, node.upper, node.step)]
-        if not all(isinstance(p, Known) for p in parts):
-            raise Unsupported("slice bounds must be compile-time values", node)
-        return Known(slice(*(p.value for p in parts)))
+        if all(isinstance(p, Known) for p in parts):
+            return Known(slice(*(p.value for p in parts)))
+        if not all(isinstance(p, (Known, Tensor)) for p in parts):
+            raise Unsupported("slice bounds must be integers", node)
+        return indexing.ComputedSlice(*parts)
 
     def visit_Tuple(self, node: ast.Tuple) -> Any:
         return self._sequence(node.elts, tuple)
@@ -675,6 +685,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         fn = callee.value
         if fn is print:
             return self._print(args, kwargs, node)
+        if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+            return self._ufunc_at(fn.__self__, args, kwargs, node)
         if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
             return self._isinstance(args[0], args[1], node)
         if isinstance(fn, grad_function_type()):

@@ -1,17 +1,43 @@
-"""NumPy indexing on front-end values: `x[key]` reads and `x[key] = v` writes.
+"""NumPy indexing on front-end values: `x[key]` reads, `x[key] = v` writes, `np.add.at`.
 
 Arrays are SSA values, so a write is a new value: `setitem(x, key, v)` is
 the array `x` would hold after `x[key] = v`, same shape and dtype. Whose
 name or buffer then holds that value (a local, or an argument the caller
 sees) is the graph generator's business, not this module's.
 
-Basic keys (ints, slices, None, Ellipsis) select a strided box of `x`
-(`_BasicKey`): a read is the `slice` primitive, a write `update_slice`.
-NumPy's rules, reproduced here: ints drop their dim and wrap when negative,
-out-of-range ints raise IndexError (refused: the interpreter raises it),
-slices clamp, the value broadcasts to the selection's shape and is cast to
-`x`'s dtype with NumPy's unsafe casting (Python scalars that do not fit the
-dtype raise OverflowError: refused).
+Keys are Python keys as `as_key` makes them from what the graph generator
+evaluated: ints, slices, None, Ellipsis, lists and arrays known when
+compiling, and computed values (`Tensor`s: int scalars, int arrays, bool
+arrays; slices whose bounds are Tensors), alone or in a tuple.
+
+How each kind of key is computed (NumPy's rules, reproduced here):
+- basic keys (ints, slices, None, Ellipsis, computed int scalars, slices
+  with computed bounds) select a strided box (`_Box`): a read is `slice`
+  (or `dynamic_slice` when an offset is computed), a write `update_slice`
+  (`dynamic_update_slice`); a negative step is the box with positive step,
+  flipped (`flip`). A read is a view of `x` (`View`; one whose offset is
+  computed has no host replay), unless every dim is picked by an int (a
+  scalar copy).
+- A computed int index wraps when negative; a range guard deopts where
+  NumPy raises IndexError (the interpreter then raises it). A slice with
+  computed bounds keeps a static length, the one profiling saw at the site
+  (reads) or the value's (writes): a guard deopts when the clamped slice is
+  not that long.
+- Integer-array indices (lists, arrays, computed int arrays; ints join them
+  when an array is present) are advanced indexing: the basic parts are
+  sliced first, the advanced axes moved to the front, the index arrays
+  broadcast, wrapped and range-guarded, and `gather` picks the elements; the
+  broadcast index dims go where the first advanced index was when the
+  advanced indices are adjacent in the key, else first (NumPy's rule). A
+  copy, never a view. Writes `scatter` (repeated indices: the last wins, as
+  NumPy), `add_at` accumulates (`scatter_add`).
+- A bool array known when compiling is its `nonzero()` int arrays. A
+  computed bool mask over x's leading dims: a write is a `where` (values
+  that are one element only); a read's length depends on the data, which
+  is not supported yet.
+- The value of a write broadcasts to the selection's shape (leading 1s
+  dropped) and is cast to `x`'s dtype with NumPy's unsafe casting (Python
+  scalars that do not fit the dtype raise OverflowError: refused).
 """
 
 from __future__ import annotations
@@ -25,47 +51,161 @@ import numpy as np
 from pyfront import semantics as S
 from pyfront.dialects.primitives import get
 from pyfront.errors import Unsupported
-from pyfront.values import Known, Tensor, View
+from pyfront.values import Known, Seq, Tensor, View
+
+INT64 = np.dtype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class ComputedSlice:
+    """What the graph generator makes of `a:b:c` with a computed bound (a Tensor or a Known each)."""
+
+    start: Any
+    stop: Any
+    step: Any
+
+
+def as_key(v: Any) -> Any:
+    """A key as the graph generator evaluated it (Known, Tensor, Seq, ComputedSlice) as a Python key."""
+    if isinstance(v, Known):
+        return v.value
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, ComputedSlice):
+        return slice(*(as_key(p) for p in (v.start, v.stop, v.step)))
+    if isinstance(v, Seq) and v.kind is tuple:
+        return tuple(as_key(i) for i in v.items)
+    if isinstance(v, Seq) and v.kind is list and all(isinstance(i, Known) for i in v.items):
+        return [i.value for i in v.items]
+    raise Unsupported(f"indexing with {S.describe(v)} is not supported yet")
+
+
+# Parsing -------------------------------------------------------------------------
+
+
+def _part(k: Any) -> Any:
+    """One part of a key, normalized: ints for NumPy ints, arrays for lists; Tensors checked."""
+    if isinstance(k, Known):
+        k = k.value
+    if k is None or k is Ellipsis or type(k) is int:
+        return k
+    if isinstance(k, (bool, np.bool_)):
+        raise Unsupported("indexing with a bool scalar is not supported yet")
+    if isinstance(k, np.integer):
+        return int(k)
+    if isinstance(k, slice):
+        bounds = [_slice_bound(p) for p in (k.start, k.stop, k.step)]
+        return slice(*bounds)
+    if isinstance(k, list):
+        k = np.asarray(k) if k else np.zeros(0, np.intp)
+    if isinstance(k, np.ndarray):
+        if k.dtype.kind not in "iub" or k.dtype == np.uint64:
+            raise Unsupported(f"indexing with a {k.dtype} array raises IndexError in NumPy")
+        if k.ndim == 0 and k.dtype.kind == "b":
+            raise Unsupported("indexing with a 0-d bool array is not supported yet")
+        return int(k) if k.ndim == 0 else k
+    if isinstance(k, Tensor):
+        if k.dtype.kind not in "iub" or k.dtype == np.uint64:
+            raise Unsupported(f"indexing with a computed {k.dtype} value raises IndexError in NumPy")
+        if k.dtype.kind == "b" and k.ndim == 0:
+            raise Unsupported("indexing with a computed bool scalar is not supported yet")
+        return k
+    raise Unsupported(f"indexing with {type(k).__name__} {k!r} is not supported"[:120])
+
+
+def _slice_bound(p: Any) -> Any:
+    if isinstance(p, Known):
+        p = p.value
+    if p is None or type(p) is int:
+        return p
+    if isinstance(p, np.integer):
+        return int(p)
+    if isinstance(p, Tensor) and p.ndim == 0 and p.dtype.kind in "iu" and p.dtype != np.uint64:
+        return p
+    raise Unsupported(f"a slice bound of {S.describe(p) if isinstance(p, Tensor) else type(p).__name__} is not "
+                      "supported (slice indices must be integers)")
+
+
+def _is_array(p: Any) -> bool:
+    return isinstance(p, np.ndarray) or isinstance(p, Tensor) and p.ndim > 0
+
+
+def _is_computed_slice(p: Any) -> bool:
+    return isinstance(p, slice) and any(isinstance(b, Tensor) for b in (p.start, p.stop, p.step))
+
+
+def _parts(shape: tuple, key: Any) -> list:
+    """The key's parts, one per dim of `x` (bool arrays: one per dim they cover) plus the Nones."""
+    keys = key if isinstance(key, tuple) else (key,)
+    parts = [_part(k) for k in keys]
+    if sum(p is Ellipsis for p in parts) > 1:
+        raise Unsupported("an index can only have a single ellipsis ('...') (IndexError)")
+    used = sum(p.ndim if _is_mask(p) else 1 for p in parts if p is not None and p is not Ellipsis)
+    if used > len(shape):
+        raise Unsupported(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were "
+                          "indexed (IndexError)")
+    fill = [slice(None)] * (len(shape) - used)
+    if any(p is Ellipsis for p in parts):
+        i = next(i for i, p in enumerate(parts) if p is Ellipsis)
+        return parts[:i] + fill + parts[i + 1:]
+    return parts + fill
+
+
+def _is_mask(p: Any) -> bool:
+    return _is_array(p) and p.dtype.kind == "b" or isinstance(p, np.ndarray) and p.dtype == np.bool_
+
+
+def _known_masks_as_indices(shape: tuple, parts: list) -> list:
+    """Bool arrays known when compiling as their `nonzero()` int arrays (NumPy's definition)."""
+    out, dim = [], 0
+    for p in parts:
+        if isinstance(p, np.ndarray) and p.dtype == np.bool_:
+            covered = shape[dim:dim + p.ndim]
+            if p.shape != covered:
+                raise Unsupported(f"boolean index of shape {p.shape} does not match the indexed dims {covered} "
+                                  "(IndexError)")
+            out += list(p.nonzero())
+            dim += p.ndim
+            continue
+        out.append(p)
+        dim += p is not None
+    return out
+
+
+# Basic keys: boxes ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _BasicKey:
-    """A basic index as a strided box: per dim of `x`, offset, size and stride; and the result's shape."""
+class _Box:
+    """A basic index as a strided box of `x`: per dim, offset (int or 0-d int64 Tensor), size, positive stride."""
 
-    offsets: tuple[int, ...]
+    offsets: tuple
     sizes: tuple[int, ...]  # -1: to the end of a dynamic dim
     strides: tuple[int, ...]
-    shape: tuple[int | None, ...]  # ints dropped, None (newaxis) inserted as 1
+    flips: tuple[int, ...]  # dims of x reversed first (negative steps); their offsets count from the end
+    shape: tuple[int | None, ...]  # the result: ints dropped, None (newaxis) inserted as 1
     scalar: bool  # every dim picked by an int: NumPy returns a scalar copy
 
+    @property
+    def dynamic(self) -> bool:
+        return any(isinstance(o, Tensor) for o in self.offsets)
 
-def is_basic(key: Any) -> bool:
-    keys = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, slice) or type(k) is int for k in keys)
 
-
-def _basic_key(shape: tuple[int | None, ...], key: Any) -> _BasicKey:
-    keys = key if isinstance(key, tuple) else (key,)
-    if not is_basic(key):
-        raise Unsupported(f"indexing with {key!r} is not supported yet (only ints, slices, None, ...)")
-    n_index = sum(1 for k in keys if k is not None and k is not Ellipsis)
-    if keys.count(Ellipsis) > 1:
-        raise Unsupported("an index can only have a single ellipsis")
-    if n_index > len(shape):
-        raise Unsupported(f"too many indices for array: array is {len(shape)}-dimensional")
-    if Ellipsis in keys:
-        i = keys.index(Ellipsis)
-        keys = keys[:i] + (slice(None),) * (len(shape) - n_index) + keys[i + 1:]
-    else:
-        keys = keys + (slice(None),) * (len(shape) - n_index)
-    offsets, sizes, strides, out_shape = [], [], [], []
+def _box(shape: tuple, parts: list, computed_sizes: list[int]) -> _Box:
+    """The box of basic `parts`; `computed_sizes` gives the length of each computed slice, in order."""
+    offsets, sizes, strides, flips, out_shape = [], [], [], [], []
+    sizes_left = list(computed_sizes)
     dim = 0
-    for k in keys:
+    for k in parts:
         if k is None:
             out_shape.append(1)
             continue
         d = shape[dim]
-        if d is None:  # a relaxed dim: known to be >= 2 at run time
+        if isinstance(k, Tensor):
+            if d is None:
+                raise Unsupported("a computed index into a dimension of varying size is not supported yet")
+            offsets.append(_checked_index(k, d, dim)), sizes.append(1), strides.append(1)
+        elif d is None:  # a relaxed dim: known to be >= 2 at run time
             if type(k) is int and k in (0, 1):
                 offsets.append(k), sizes.append(1), strides.append(1)
             elif k == slice(None):
@@ -75,28 +215,258 @@ def _basic_key(shape: tuple[int | None, ...], key: Any) -> _BasicKey:
                 raise Unsupported(f"index {k!r} on a dimension of varying size is not supported yet")
         elif type(k) is int:
             if not -d <= k < d:
-                raise Unsupported(f"index {k} is out of bounds for axis {dim} with size {d}")
+                raise Unsupported(f"index {k} is out of bounds for axis {dim} with size {d} (IndexError)")
             offsets.append(k % d), sizes.append(1), strides.append(1)
+        elif _is_computed_slice(k):
+            if not sizes_left:
+                raise Unsupported("a slice with computed bounds needs a length known when compiling (from "
+                                  "profiling, or the shape of the value written)")
+            n = sizes_left.pop(0)
+            offsets.append(_computed_slice_offset(k, d, n)), sizes.append(n), strides.append(k.step or 1)
+            out_shape.append(n)
         else:
             start, stop, step = k.indices(d)
-            if step <= 0:
-                raise Unsupported("slices with negative steps are not supported yet")
             n = len(range(start, stop, step))
-            offsets.append(start if n else 0), sizes.append(n), strides.append(step)
+            if step < 0 and n > 1:  # x reversed along this dim, then a positive step
+                flips.append(len(sizes))
+                start = d - 1 - start
+            offsets.append(start if n else 0), sizes.append(n), strides.append(abs(step))
             out_shape.append(n)
         dim += 1
-    scalar = not out_shape and all(type(k) is int for k in keys)
-    return _BasicKey(tuple(offsets), tuple(sizes), tuple(strides), tuple(out_shape), scalar)
+    scalar = not out_shape and all(type(k) is int or isinstance(k, Tensor) for k in parts)
+    return _Box(tuple(offsets), tuple(sizes), tuple(strides), tuple(flips), tuple(out_shape), scalar)
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
-    """`x[key]` for a compile-time basic key; a view of `x` unless every dim is picked by an int."""
-    box = _basic_key(x.shape, key)
-    sliced = get("slice").build([x.value], offsets=box.offsets, sizes=box.sizes, strides=box.strides)
-    result = S._reshape_value(sliced, box.shape)
+def _computed_slice_sizes(parts: list, result_shape: tuple | None) -> list[int]:
+    """The lengths of the computed slices among basic `parts`, read off the result's shape."""
+    if result_shape is None:
+        return []
+    out, pos = [], 0
+    for k in parts:
+        if k is None or isinstance(k, slice):
+            if _is_computed_slice(k):
+                if pos >= len(result_shape) or result_shape[pos] is None:
+                    return []
+                out.append(result_shape[pos])
+            pos += 1
+    return out
+
+
+def _int64(v: Any) -> Tensor:
+    return S.astype(v, INT64, np.int64) if isinstance(v, Tensor) else S.constant(np.int64(v))
+
+
+def _checked_index(i: Tensor, d: int, axis: int) -> Tensor:
+    """A computed index, guarded -d <= i < d (NumPy raises IndexError otherwise) and wrapped."""
+    index = _int64(i)
+    in_range = S.ufunc(np.logical_and, S.ufunc(np.greater_equal, index, Known(-d)), S.ufunc(np.less, index, Known(d)))
+    if index.ndim:
+        in_range = Tensor(S.reduce_all(in_range.value), np.bool_)
+    S.guard(in_range.value, "value", f"the computed index is within bounds for axis {axis} with size {d}")
+    return S.where(S.ufunc(np.less, index, Known(0)), S.ufunc(np.add, index, Known(d)), index)
+
+
+def _clamp_bound(b: Any, d: int, default: int) -> Tensor:
+    """A slice bound as NumPy clamps it for a positive step: None -> default, negative + d, into [0, d]."""
+    if b is None:
+        return S.constant(np.int64(default))
+    v = _int64(b)
+    shifted = S.where(S.ufunc(np.less, v, Known(0)), S.ufunc(np.add, v, Known(d)), v)
+    return S.ufunc(np.minimum, S.ufunc(np.maximum, shifted, Known(0)), Known(d))
+
+
+def _computed_slice_offset(k: slice, d: int, n: int) -> Tensor:
+    """The start of slice `k` on a dim of size `d`, guarded to select exactly `n` >= 1 elements."""
+    step = k.step if k.step is not None else 1
+    if isinstance(step, Tensor) or step <= 0:
+        raise Unsupported("a slice with computed bounds needs a positive step known when compiling")
+    if n < 1:
+        raise Unsupported("an empty slice with computed bounds is not supported yet")
+    start, stop = _clamp_bound(k.start, d, 0), _clamp_bound(k.stop, d, d)
+    span = S.ufunc(np.subtract, stop, start)
+    exact = S.ufunc(np.logical_and, S.ufunc(np.greater, span, Known((n - 1) * step)),
+                    S.ufunc(np.less_equal, span, Known(n * step)))
+    S.guard(exact.value, "value", f"the slice with computed bounds selects {n} elements, as when profiled")
+    return start
+
+
+def _read_box(x: Tensor, box: _Box) -> Any:
+    """The box of `x` (not yet reshaped to the result's shape)."""
+    if box.flips:
+        x = Tensor(S.build("flip", [x.value], axes=box.flips), np.ndarray)
+    if box.dynamic:
+        if None in x.shape:
+            raise Unsupported("a computed index into an array whose shape varies is not supported yet")
+        offsets = [_int64(o).value for o in box.offsets]
+        value = get("dynamic_slice").build([x.value, *offsets], sizes=box.sizes, strides=box.strides)
+    else:
+        value = get("slice").build([x.value], offsets=box.offsets, sizes=box.sizes, strides=box.strides)
+    return value
+
+
+def _write_box(x: Tensor, box: _Box, region: Any) -> Tensor:
+    """`x` with its box (as `_read_box` reads it) replaced by `region` (shaped like the box)."""
+    target = S.build("flip", [x.value], axes=box.flips) if box.flips else x.value
+    if box.dynamic:
+        offsets = [_int64(o).value for o in box.offsets]
+        updated = get("dynamic_update_slice").build([target, region, *offsets], strides=box.strides)
+    elif all(o == 0 for o in box.offsets) and box.sizes == x.shape and all(st == 1 for st in box.strides):
+        updated = region  # the whole array
+    else:
+        updated = get("update_slice").build([target, region], offsets=box.offsets, strides=box.strides)
+    if box.flips:
+        updated = S.build("flip", [updated], axes=box.flips)
+    return Tensor(updated, np.ndarray)
+
+
+def _basic_read(x: Tensor, parts: list, key: Any, result_shape: tuple | None) -> Tensor:
+    box = _box(x.shape, parts, _computed_slice_sizes(parts, result_shape))
+    result = S._reshape_value(_read_box(x, box), box.shape)
     if box.scalar:
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
+    if box.dynamic:  # the host cannot replay a view whose offset was computed
+        return Tensor(result, np.ndarray, View(x.view.base if x.view else x, None))
     return S.view_of(x, result, lambda a: a[key])
+
+
+# Advanced keys: gathers --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Advanced:
+    """An advanced key: the basic key to slice first, then index arrays on some dims of that box."""
+
+    box_parts: list  # basic parts, one per dim of x (advanced dims: `:`)
+    index_dims: list[int]  # dims of the box the index arrays index, in key order
+    indices: list[Tensor]  # int64, wrapped, range-guarded, broadcast to one shape
+    layout: list  # per result dim: ("one",), ("index", j) for dim j of the broadcast shape, ("box", dim)
+
+
+def _advanced(x_shape: tuple, parts: list) -> _Advanced:
+    box_parts, index_dims, raw, positions = [], [], [], []
+    dim = 0
+    for pos, k in enumerate(parts):
+        if k is None:
+            continue
+        if _is_array(k) or type(k) is int or isinstance(k, Tensor):
+            box_parts.append(slice(None))
+            index_dims.append(dim), raw.append(k), positions.append(pos)
+        else:
+            if _is_computed_slice(k):
+                raise Unsupported("a slice with computed bounds next to index arrays is not supported yet")
+            box_parts.append(k)
+        dim += 1
+    box = _box(x_shape, box_parts, [])
+    box_dims = [d for d, _ in enumerate(box_parts)]
+    sizes = _box_dims(x_shape, box)
+    indices = [_index_array(k, sizes[d], d) for k, d in zip(raw, index_dims)]
+    shapes = [t.shape for t in indices]
+    if any(None in s for s in shapes):
+        raise Unsupported("index arrays whose shape varies between calls are not supported yet")
+    try:
+        b_shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise Unsupported("shape mismatch: indexing arrays could not be broadcast together (IndexError)") from None
+    indices = [t if t.shape == b_shape else S.broadcast_to(t, b_shape) for t in indices]
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    b_dims = [("index", j) for j in range(len(b_shape))]
+    layout = [] if adjacent else list(b_dims)
+    dim = 0
+    for pos, k in enumerate(parts):
+        if k is None:
+            layout.append(("one",))
+            continue
+        if dim in index_dims:
+            if adjacent and pos == positions[0]:
+                layout += b_dims
+        else:
+            layout.append(("box", box_dims[dim]))
+        dim += 1
+    return _Advanced(box_parts, index_dims, indices, layout)
+
+
+def _box_dims(x_shape: tuple, box: _Box) -> list:
+    """The box's size per dim of x (before ints are dropped: a basic int keeps a dim of 1 here)."""
+    out = []
+    for d, n in zip(x_shape, box.sizes):
+        out.append(d if n == -1 else n)
+    return out
+
+
+def _index_array(k: Any, d: int | None, axis: int) -> Tensor:
+    """An int index (array, list, int or computed) as int64, wrapped; out of range: refused or guarded."""
+    if d is None:
+        raise Unsupported("index arrays into a dimension of varying size are not supported yet")
+    if isinstance(k, Tensor):
+        return _checked_index(k, d, axis)
+    a = np.asarray(k)
+    bad = (a < -d) | (a >= d)
+    if bad.any():
+        raise Unsupported(f"index {a[bad].flat[0]} is out of bounds for axis {axis} with size {d} (IndexError)")
+    return S.constant(np.where(a < 0, a + d, a).astype(np.int64))
+
+
+def _gathered_order(adv: _Advanced, b_rank: int) -> list:
+    """The dims of `gather`'s result: the broadcast index dims, then the box's other dims in order."""
+    others = [("box", d) for d in range(len(adv.box_parts)) if d not in adv.index_dims]
+    return [("index", j) for j in range(b_rank)] + others
+
+
+def _advanced_read(x: Tensor, parts: list) -> Tensor:
+    adv = _advanced(x.shape, parts)
+    box = _box(x.shape, adv.box_parts, [])
+    boxed = _read_box(x, box)
+    gathered = S.build("gather", [boxed] + [t.value for t in adv.indices], axes=adv.index_dims)
+    order = _gathered_order(adv, adv.indices[0].ndim)
+    kept = [entry for entry in adv.layout if entry != ("one",)]
+    perm = [order.index(entry) for entry in kept]
+    if perm != list(range(len(perm))):
+        gathered = get("transpose").build([gathered], perm=perm)
+    shape = tuple(1 if e == ("one",) else Tensor(gathered, np.ndarray).shape[kept.index(e)] for e in adv.layout)
+    result = S._reshape_value(gathered, shape)
+    if not shape:
+        return Tensor(result, x.dtype.type)  # every index 0-d: NumPy returns a scalar
+    return Tensor(result, np.ndarray)  # a copy
+
+
+def _check_shape(x: Tensor, parts: list, got: tuple) -> None:
+    """NumPy's result shape for `parts` on an array shaped like `x` (computed parts as zeros) must be `got`."""
+    if None in x.shape:
+        return
+    dummy = np.broadcast_to(np.zeros((), np.int8), x.shape)
+    key = []
+    for p in parts:
+        if isinstance(p, Tensor):
+            key.append(np.zeros(p.shape, np.int64) if p.dtype.kind != "b" else np.ones(p.shape, bool))
+        elif _is_computed_slice(p):
+            key.append(slice(None))
+        else:
+            key.append(p)
+    try:
+        want = dummy[tuple(key)].shape
+    except IndexError:
+        return
+    if not any(_is_computed_slice(p) for p in parts) and want != got:  # a bug here: refuse, never a wrong shape
+        raise Unsupported(f"internal: indexing computed a result of shape {got}, NumPy's is {want}")
+
+
+# The API -----------------------------------------------------------------------------------
+
+
+def getitem(x: Tensor, key: Any, result_shape: tuple | None = None) -> Tensor:
+    """`x[key]`; `result_shape`, the shape profiling saw, fixes the length of slices with computed bounds."""
+    if x.pytype is not np.ndarray:
+        raise Unsupported(f"indexing a {S.describe(x)} is not supported")
+    parts = _known_masks_as_indices(x.shape, _parts(x.shape, key))
+    if any(_is_mask(p) for p in parts):
+        raise Unsupported("reading through a computed bool mask (x[mask]: a length that depends on the data) "
+                          "is not supported yet")
+    if any(_is_array(p) for p in parts):
+        result = _advanced_read(x, parts)
+    else:
+        result = _basic_read(x, parts, key, result_shape)
+    _check_shape(x, parts, result.shape)
+    return result
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> Tensor:
@@ -105,25 +475,145 @@ def setitem(x: Tensor, key: Any, value: Any) -> Tensor:
         raise Unsupported(f"assigning into a {S.describe(x)} (NumPy scalars are immutable)")
     if None in x.shape:
         raise Unsupported("writing into an array whose shape varies between calls is not supported yet")
-    box = _basic_key(x.shape, key)
+    parts = _known_masks_as_indices(x.shape, _parts(x.shape, key))
     v = _cast_for_store(value, x.dtype)
-    target = box.shape
-    if v.ndim > len(target):  # NumPy drops leading 1s of the value to fit
+    if any(_is_mask(p) for p in parts):
+        return _masked_write(x, parts, v, lambda old, new: new)
+    if any(_is_array(p) for p in parts):
+        return _advanced_write(x, parts, v, "scatter")
+    return _basic_write(x, parts, v)
+
+
+def add_at(x: Tensor, key: Any, value: Any, ufunc: np.ufunc) -> Tensor:
+    """The value of `x` after `ufunc.at(x, key, value)` for np.add / np.subtract: repeated indices accumulate."""
+    if ufunc not in (np.add, np.subtract):
+        raise Unsupported(f"np.{ufunc.__name__}.at is not supported yet (only np.add.at and np.subtract.at)")
+    if x.pytype is not np.ndarray or None in x.shape:
+        raise Unsupported(f"np.{ufunc.__name__}.at on a {S.describe(x)} is not supported yet")
+    if x.dtype == np.bool_:
+        raise Unsupported(f"np.{ufunc.__name__}.at on a bool array is not supported yet")
+    dtype = _ufunc_at_dtype(x, value)
+    if dtype != x.dtype:
+        raise Unsupported(f"np.{ufunc.__name__}.at with a {dtype} result into a {x.dtype} array is not "
+                          "supported yet (NumPy casts or raises)")
+    v = _cast_for_store(value, x.dtype)
+    if ufunc is np.subtract:  # x - v == x + (-v) exactly, also for wrapping ints
+        v = S.ufunc(np.negative, v)
+    parts = _known_masks_as_indices(x.shape, _parts(x.shape, key))
+    if any(_is_mask(p) for p in parts):
+        return _masked_write(x, parts, v, lambda old, new: S.ufunc(np.add, old, new))
+    if any(_is_array(p) for p in parts):
+        return _advanced_write(x, parts, v, "scatter_add")
+    current = _basic_read(x, parts, key, None)
+    selected = current.shape
+    return _basic_write(x, parts, S.ufunc(np.add, current, S.broadcast_to(_fit(v, selected), selected)))
+
+
+def _ufunc_at_dtype(x: Tensor, value: Any) -> np.dtype:
+    """The dtype of `x[i] + value` as the ufunc computes it (Python scalars are weak)."""
+    if isinstance(value, Known):
+        operand = value.value if type(value.value) in (int, float, bool) else np.asarray(value.value)
+    elif isinstance(value, Tensor):
+        operand = value.pytype(0) if value.is_python_scalar else np.zeros((), value.dtype)
+    else:
+        raise Unsupported(f"ufunc.at with {S.describe(value)} is not supported yet")
+    try:
+        return np.result_type(x.dtype, operand)
+    except TypeError as e:
+        raise Unsupported(f"ufunc.at: {e}") from None
+
+
+def _fit(v: Tensor, target: tuple) -> Tensor:
+    """`v` shaped to broadcast to `target` as NumPy's assignment does (leading 1s dropped)."""
+    if v.ndim > len(target):
         extra = v.shape[:v.ndim - len(target)]
         if any(d != 1 for d in extra):
-            raise Unsupported(f"could not broadcast input array from shape {v.shape} into shape {target}")
+            raise Unsupported(f"could not broadcast input array from shape {v.shape} into shape {target} "
+                              "(ValueError)")
         v = Tensor(S._reshape_value(v.value, v.shape[len(extra):]), np.ndarray)
-    if v.shape != target:
-        v = S.broadcast_to(v, target)
+    try:
+        np.broadcast_shapes(v.shape, target)
+        if np.broadcast_shapes(v.shape, target) != tuple(target):
+            raise ValueError
+    except ValueError:
+        raise Unsupported(f"could not broadcast input array from shape {v.shape} into shape {target} "
+                          "(ValueError)") from None
+    return v
+
+
+def _broadcast_value(v: Tensor, target: tuple) -> Tensor:
+    v = _fit(v, target)
+    return v if v.shape == tuple(target) else S.broadcast_to(v, target)
+
+
+def _basic_write(x: Tensor, parts: list, v: Tensor) -> Tensor:
+    computed = [k for k in parts if _is_computed_slice(k)]
+    sizes = _value_sizes_for_slices(parts, v) if computed else []
+    box = _box(x.shape, parts, sizes)
+    v = _broadcast_value(v, box.shape)
     if 0 in box.sizes:
         return x  # nothing selected (the value still had to broadcast)
-    region = S._reshape_value(v.value, box.sizes)
-    updated = get("update_slice").build([x.value, region], offsets=box.offsets, strides=box.strides)
-    return Tensor(updated, np.ndarray)
+    return _write_box(x, box, S._reshape_value(v.value, box.sizes))
+
+
+def _value_sizes_for_slices(parts: list, v: Tensor) -> list[int]:
+    """The lengths of the computed slices of a write, from the value's shape (aligned to the selection's end)."""
+    result_parts = [k for k in parts if k is None or isinstance(k, slice)]
+    lead = v.ndim - len(result_parts)
+    sizes = []
+    for pos, k in enumerate(result_parts):
+        if _is_computed_slice(k):
+            i = pos + lead
+            if i < 0 or v.shape[i] in (None, 1):
+                raise Unsupported("writing through a slice with computed bounds needs a value whose shape gives "
+                                  "the slice's length")
+            sizes.append(v.shape[i])
+    return sizes
+
+
+def _advanced_write(x: Tensor, parts: list, v: Tensor, kind: str) -> Tensor:
+    adv = _advanced(x.shape, parts)
+    box = _box(x.shape, adv.box_parts, [])
+    region = _read_box(x, box)
+    b_shape = adv.indices[0].shape
+    order = _gathered_order(adv, len(b_shape))
+    region_shape = Tensor(region, np.ndarray).shape
+    sizes = dict(zip(order, b_shape + tuple(d for i, d in enumerate(region_shape) if i not in adv.index_dims)))
+    selection = tuple(1 if e == ("one",) else sizes[e] for e in adv.layout)
+    v = _broadcast_value(v, selection)
+    if 0 in selection:
+        return x  # nothing selected (the value still had to broadcast)
+    kept = [e for e in adv.layout if e != ("one",)]
+    values = S._reshape_value(v.value, tuple(sizes[e] for e in kept))
+    perm = [kept.index(e) for e in order]
+    if perm != list(range(len(perm))):
+        values = get("transpose").build([values], perm=perm)
+    written = S.build(kind, [region, values] + [t.value for t in adv.indices], axes=adv.index_dims)
+    return _write_box(x, box, written)
+
+
+def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:
+    """`x[mask] = v` (or add_at's accumulation) for a computed bool mask over x's leading dims, one-element v."""
+    (mask_pos,) = [i for i, p in enumerate(parts) if _is_mask(p)] or [None]
+    mask = parts[mask_pos]
+    if mask_pos != 0 or not all(isinstance(p, slice) and p == slice(None) for p in parts[1:]):
+        raise Unsupported("a computed bool mask with other indices is not supported yet (only x[mask] and "
+                          "x[mask, ...])")
+    if mask.shape != x.shape[:mask.ndim]:
+        raise Unsupported(f"boolean index of shape {mask.shape} does not match the indexed dims "
+                          f"{x.shape[:mask.ndim]} (IndexError)")
+    if int(np.prod(v.shape, dtype=np.int64)) != 1:
+        raise Unsupported("assigning an array through a computed bool mask (its length depends on the data) "
+                          "is not supported yet; a single value is")
+    scalar = Tensor(S._reshape_value(v.value, ()), x.dtype.type)
+    wide = S._reshape_value(mask.value, mask.shape + (1,) * (x.ndim - mask.ndim))
+    return S.where(Tensor(wide, np.ndarray), combine(x, scalar), x)
 
 
 def _cast_for_store(value: Any, dtype: np.dtype) -> Tensor:
     """`value` as NumPy stores it into an array of `dtype` (unsafe casting)."""
+    if isinstance(value, Known) and isinstance(value.value, (list, tuple)):
+        value = Known(np.asarray(value.value))
     if isinstance(value, Known) and np.ndim(value.value):
         value = S.constant(np.asarray(value.value))
     if isinstance(value, Known):
@@ -142,26 +632,5 @@ def _cast_for_store(value: Any, dtype: np.dtype) -> Tensor:
 
 
 def index_dynamic(x: Tensor, i: Tensor) -> Tensor:
-    """`x[i]` for a computed integer index `i` (a NumPy int, or a 0-d int array).
-
-    A bounds guard (-n <= i < n) holds where NumPy would not raise IndexError
-    (when it fails, the interpreter re-runs the call and raises); a negative
-    index wraps as in NumPy; then the `take` primitive picks the row. A row of a
-    2-d or higher array is a NumPy view whose index the host cannot replay:
-    returning, printing or storing it is refused (`View.replay` is None)."""
-    if x.pytype is not np.ndarray or x.ndim == 0:
-        raise Unsupported(f"indexing a {S.describe(x)} with a computed index is not supported")
-    if i.ndim != 0 or i.dtype.kind not in "iu" or i.dtype == np.uint64:
-        raise Unsupported(f"indexing with a computed {i.dtype} {'array' if i.ndim else 'scalar'} "
-                          "(only integer scalars) is not supported yet")
-    n = x.shape[0]
-    if n is None:
-        raise Unsupported("a computed index into a dimension of varying size is not supported yet")
-    index = S.astype(i, np.dtype(np.int64), np.int64)
-    in_range = S.ufunc(np.logical_and, S.ufunc(np.greater_equal, index, Known(-n)), S.ufunc(np.less, index, Known(n)))
-    S.guard(in_range.value, "value", f"the computed index is within bounds for axis 0 with size {n}")
-    wrapped = S.where(S.ufunc(np.less, index, Known(0)), S.ufunc(np.add, index, Known(n)), index)
-    row = S.build("take", [x.value, wrapped.value])
-    if x.ndim == 1:
-        return Tensor(row, x.dtype.type)  # a scalar copy
-    return Tensor(row, np.ndarray, View(x.view.base if x.view else x, None))
+    """`x[i]` for a computed integer index `i` (a NumPy int, or a 0-d int array): `getitem` with a Tensor key."""
+    return getitem(x, i)

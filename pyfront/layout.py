@@ -17,7 +17,8 @@ every array C-contiguous. Rather than return another layout silently:
   C-ordered, and so is every value computed from one (conservatively: any
   operation but a matmul, whose result NumPy allocates in C order, and any
   result with at most one axis of size > 1, whose layout is the same either
-  way). A graph returning such a value raises Unsupported.
+  way; a write `x[key] = v` as a value has x's layout whatever v's). A graph
+  returning such a value raises Unsupported.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ REASON = ("NumPy keeps an input's memory order in its results (x.T * 2.0 is F-co
 
 # Ops whose result NumPy allocates in C order whatever the operands' layout.
 _C_RESULT_OPS = frozenset({"pyfront.matmul"})
+# Writes into their first operand (`x[key] = v` as a value): NumPy keeps x's layout whatever v's.
+_WRITE_OPS = frozenset({"pyfront.update_slice", "pyfront.dynamic_update_slice", "pyfront.scatter",
+                        "pyfront.scatter_add"})
 _TRANSPOSE = "pyfront.transpose"
 
 
@@ -92,6 +96,8 @@ def check_results(module, fn) -> None:
             tainted = _reorders(op) or any(v in not_c for v in op.operands)
         elif name in _C_RESULT_OPS:
             tainted = False
+        elif name in _WRITE_OPS:
+            tainted = op.operands[0] in not_c
         else:
             # Region results (scf.if/while) come from their terminators' operands.
             inner_values = [v for region in op.regions for block in region.blocks

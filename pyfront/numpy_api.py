@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import nn
+from pyfront import indexing, nn
 from pyfront import semantics as S
 from pyfront.dialects.primitives import get
 from pyfront.errors import Unsupported
@@ -186,6 +186,36 @@ def _copy(a):
 
 METHODS["copy"] = _copy
 FUNCTIONS[np.copy] = _copy
+
+
+@implements(np.take, method="take")
+def _take(a, indices, axis=Known(None), out=Known(None), mode=Known("raise")):
+    if known(out, "out") is not None or known(mode, "mode") != "raise":
+        raise Unsupported("np.take with out= or mode= other than 'raise' is not supported yet")
+    t = S.to_tensor(a)
+    ax = known(axis, "axis")
+    if ax is None:
+        return indexing.getitem(S.reshape(t, (-1,)), indexing.as_key(indices)) if t.ndim != 1 else \
+            indexing.getitem(t, indexing.as_key(indices))
+    (ax,) = S.normalize_axes(ax, t.ndim)
+    return indexing.getitem(t, (slice(None),) * ax + (indexing.as_key(indices),))
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis):
+    t = S.to_tensor(arr)
+    ax = known(axis, "axis")
+    idx = indexing.as_key(indices)
+    idx_ndim = np.ndim(idx) if not isinstance(idx, Tensor) else idx.ndim
+    if ax is None:
+        t, ax = S.reshape(t, (-1,)), 0
+    (ax,) = S.normalize_axes(ax, t.ndim)
+    if idx_ndim != t.ndim:
+        raise Unsupported("`indices` and `arr` must have the same number of dimensions (ValueError)")
+    # NumPy's definition: arange index arrays on the other dims, broadcast against `indices`.
+    key = tuple(idx if d == ax else np.arange(n).reshape([-1 if i == d else 1 for i in range(t.ndim)])
+                for d, n in enumerate(S.static_shape(t, "np.take_along_axis")))
+    return indexing.getitem(t, key)
 
 
 def _creation(fill_value: Any):

@@ -85,16 +85,32 @@ class StateMixin:
         """`a[key] = value` on an array this call created and only the local name `a` refers to.
 
         A Known base is an array folded at compile time (`np.zeros(3)`), a fresh object per call."""
-        if not isinstance(target.value, ast.Name) or target.value.id in self.frame.declared \
-                or isinstance(base, Tensor) and (base.source is not None or base.view is not None) \
-                or self._aliased(base):
-            raise Unsupported("writing into an array (a[...] = v) that the caller, Python state or other names "
-                              "can see is not supported yet: NumPy mutates it in place", target)
-        if not isinstance(key, Known):
-            raise Unsupported("writing into an array at a computed index is not supported yet", target)
+        name = self._local_array_name(target.value, base, target)
         if isinstance(base, Known):
             base = S.constant(base.value)
-        self.frame.env[target.value.id] = indexing.setitem(base, key.value, value)
+        self.frame.env[name] = indexing.setitem(base, indexing.as_key(key), value)
+
+    def _ufunc_at(self, ufunc: np.ufunc, args: list, kwargs: dict, node: ast.Call) -> Known:
+        """`np.add.at(a, key, v)` (unbuffered: repeated indices accumulate) on a local array, as a write."""
+        if kwargs or len(args) != 3 or len(node.args) != 3:
+            raise Unsupported(f"np.{ufunc.__name__}.at is supported with three positional arguments", node)
+        base = args[0]
+        if not (isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray):
+            raise Unsupported(f"np.{ufunc.__name__}.at on {S.describe(base)} is not supported", node)
+        name = self._local_array_name(node.args[0], base, node)
+        if isinstance(base, Known):
+            base = S.constant(base.value)
+        self.frame.env[name] = indexing.add_at(base, indexing.as_key(args[1]), args[2], ufunc)
+        return Known(None)
+
+    def _local_array_name(self, target: ast.expr, base: Tensor | Known, node: ast.AST) -> str:
+        """The local name of an array a write may rebind: only that name can see the array."""
+        if not isinstance(target, ast.Name) or target.id in self.frame.declared \
+                or isinstance(base, Tensor) and (base.source is not None or base.view is not None) \
+                or self._aliased(base):
+            raise Unsupported("writing into an array (a[...] = v, np.add.at(a, ...)) that the caller, Python "
+                              "state or other names can see is not supported yet: NumPy mutates it in place", node)
+        return target.id
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
         if not isinstance(value, Tensor) or not (value.pytype is np.ndarray or issubclass(value.pytype, np.generic)):

@@ -3,12 +3,15 @@
 NumPy's advanced indexing reduced to one form (pyfront/indexing.py does the
 reduction: basic parts sliced first, advanced axes moved to the front,
 index arrays broadcast, wrapped and range-guarded):
-- `gather(x, i_0, ..., i_{k-1})`: the k index operands are int64 arrays of
-  one shape B; result[b, r...] = x[i_0[b], ..., i_{k-1}[b], r...], shape
-  B + x.shape[k:] (NumPy's `x[i_0, ..., i_{k-1}]`).
-- `scatter(x, v, i_0, ...)`: x with x[i_0[b], ...] = v[b] for every b, v of
-  shape B + x.shape[k:]; where several b name one position, the last b in C
-  order wins (what NumPy's `x[i] = v` does).
+- `gather(x, i_0, ..., i_{k-1}; axes)`: the k index operands are int64
+  arrays of one shape B indexing x's dims `axes` (sorted); result[b, r...] =
+  x at i_j[b] on axes[j] and r on the other dims, shape B + the other dims
+  (NumPy's `x[i_0, ..., i_{k-1}]` when the axes lead). No transpose is
+  needed around it, so NumPy's memory order of the result is what
+  pyfront/layout.py sees.
+- `scatter(x, v, i_0, ...; axes)`: x with those positions set to v[b] for
+  every b, v shaped like gather's result; where several b name one
+  position, the last b in C order wins (what NumPy's `x[i] = v` does).
 - `scatter_add(x, v, i_0, ...)`: x with v[b] added at each position, repeated
   positions accumulating (`np.add.at`); numbers only (not bool).
 Indices are in range (0 <= i < dim): the front end guards that, so that the
@@ -25,8 +28,8 @@ memory safety only (a guard's failure is acted on after the call).
 
 Lowerings: gather is a `linalg.generic` over the result reading `x` with
 `tensor.extract`; scatter_add a generic over x's positions (parallel) and
-B (reduction) that adds the hits (`select`, so a -0.0 stays -0.0 where
-nothing is added); scatter first finds, per position, the last b that
+B (reduction) that adds the hits (sums start from -0.0,
+so x + sums keeps x's -0.0 where nothing is added); scatter first finds, per position, the last b that
 writes it (a max-reduction over B: order-independent), then picks v's row
 there or keeps x. Their cost is |x's indexed positions| * |B|, fine for
 the index sizes of minibatch code. Float sums of repeated indices may be
@@ -85,52 +88,77 @@ def _index_dtypes(*dtypes) -> str | None:
 
 
 # gather ---------------------------------------------------------------------------
+#
+# `axes` (sorted) are the dims of x the index operands index, in order; the
+# other dims ("rest") follow the index dims B in the result, in x's order.
+
+AXES = Attr("axes", "i64s", "the dims of x indexed by the index operands, sorted")
 
 
-def _gather_shape(x, *indices):
-    k = len(indices)
-    if k > len(x):
-        raise ValueError(f"gather: {k} index operands for an array of rank {len(x)}")
-    return _indices_shape(indices) + tuple(x[k:])
+def _rest(rank: int, axes) -> list[int]:
+    return [d for d in range(rank) if d not in axes]
 
 
-def _gather_impl(x, *indices):
-    return x[tuple(indices)]
+def _check_axes(rank: int, axes, k: int) -> None:
+    if len(axes) != k or list(axes) != sorted(set(axes)) or any(not 0 <= a < rank for a in axes):
+        raise ValueError(f"gather: axes {tuple(axes)} for {k} index operands and an array of rank {rank}")
+
+
+def _gather_shape(x, *indices, axes):
+    _check_axes(len(x), axes, len(indices))
+    return _indices_shape(indices) + tuple(x[d] for d in _rest(len(x), axes))
+
+
+def _front(x, axes):
+    """x with the indexed axes moved to the front (a view)."""
+    return np.moveaxis(x, list(axes), list(range(len(axes))))
+
+
+def _gather_impl(x, *indices, axes):
+    return _front(x, axes)[tuple(indices)]
+
+
+def _coords(indices_args, axes, x_dims, loop_of_rest) -> list[ir.Value]:
+    """x's coordinates: the (clamped) index values on `axes`, the loop's dims elsewhere."""
+    picked = dict(zip(axes, indices_args))
+    rest = iter(loop_of_rest)
+    return [_clamped(picked[d], x_dims[d]) if d in picked else _loop_index(next(rest)) for d in range(len(x_dims))]
 
 
 def _lower_gather(view, x, *indices):
+    axes = list(view.axes)
     k, b_rank = len(indices), len(shape_of(indices[0].type))
     x_dims = emit.dims(x)
-    rank = b_rank + len(x_dims) - k
-    sizes = [*emit.dims(indices[0]), *x_dims[k:]]
+    rest = _rest(len(x_dims), axes)
+    rank = b_rank + len(rest)
+    sizes = [*emit.dims(indices[0]), *(x_dims[d] for d in rest)]
     idx_map = _amap(rank, [_d(i) for i in range(b_rank)])
     out_map = _amap(rank, [_d(i) for i in range(rank)])
 
     def body(a):
-        coords = [_clamped(a[j], x_dims[j]) for j in range(k)]
-        coords += [_loop_index(b_rank + r) for r in range(len(x_dims) - k)]
-        return tensor.extract(x, coords)
+        return tensor.extract(x, _coords(a[:k], axes, x_dims, range(b_rank, rank)))
 
     (out,) = emit.generic(list(indices), [idx_map] * k, [emit.empty(sizes, tensor_dtype(x.type))], [out_map],
                           [emit.PARALLEL] * rank, body)
     return out
 
 
-def _gather_vjp(ct, out, x, *indices):
+def _gather_vjp(ct, out, x, *indices, axes):
     if not bind.is_differentiable(x):
         return (None,) * (1 + len(indices))
-    return (apply("scatter_add", bind.zeros_like(x), ct, *indices), *(None for _ in indices))
+    return (apply("scatter_add", bind.zeros_like(x), ct, *indices, axes=axes), *(None for _ in indices))
 
 
 GATHER = primitive(
     "gather",
-    "NumPy advanced indexing `x[i_0, ..., i_{k-1}]` on x's first k axes by int64 index arrays of one shape B, "
-    "in range: shape B + x.shape[k:].",
+    "NumPy advanced indexing: x indexed on `axes` by int64 index arrays of one shape B (in range), `:` on the "
+    "other dims: shape B + the other dims (`np.moveaxis(x, axes, front)[i_0, ..., i_{k-1}]`).",
     impl=_gather_impl,
     shape_rule=_gather_shape,
     dtype_rule=same_dtype,
     lower=_lower_gather,
     arity=None,
+    params=(AXES,),
     operand_rule=lambda x, *indices, **_: _index_dtypes(*indices),
     vjp=_gather_vjp,
 )
@@ -139,8 +167,8 @@ GATHER = primitive(
 # scatter and scatter_add --------------------------------------------------------------
 
 
-def _scatter_shape(x, v, *indices):
-    want = _gather_shape(x, *indices)
+def _scatter_shape(x, v, *indices, axes):
+    want = _gather_shape(x, *indices, axes=axes)
     if len(v) != len(want):
         raise ValueError(f"scatter: values of shape {tuple(v)} for a selection of shape {want}")
     for a, b in zip(v, want):
@@ -152,56 +180,67 @@ def _scatter_operands(x, v, *indices, **_):
     return f"operand dtypes differ: {x}, {v}" if x != v else _index_dtypes(*indices)
 
 
-def _scatter_impl(x, v, *indices):
+def _scatter_impl(x, v, *indices, axes):
     out = np.array(x, copy=True)
-    out[tuple(indices)] = v
+    _front(out, axes)[tuple(indices)] = v
     return out
 
 
-def _scatter_add_impl(x, v, *indices):
+def _scatter_add_impl(x, v, *indices, axes):
     out = np.array(x, copy=True)
-    np.add.at(out, tuple(indices), v)
+    np.add.at(_front(out, axes), tuple(indices), v)
     return out
 
 
-def _hit(indices_args, x_dims) -> ir.Value:
-    """i1: every index (clamped) equals the loop's position in its dim (dims 0..k-1 of the loop)."""
+def _hit(indices_args, axes, x_dims, loop_dims) -> ir.Value:
+    """i1: every index (clamped) equals the loop's position on its axis (axes[j] at loop dim loop_dims[j])."""
     flag = None
-    for j, i64 in enumerate(indices_args):
-        eq = arith.cmpi(arith.CmpIPredicate.eq, _clamped(i64, x_dims[j]), _loop_index(j))
+    for a, i64, loop_dim in zip(axes, indices_args, loop_dims):
+        eq = arith.cmpi(arith.CmpIPredicate.eq, _clamped(i64, x_dims[a]), _loop_index(loop_dim))
         flag = eq if flag is None else arith.andi(flag, eq)
     return flag
 
 
 def _lower_scatter_add(view, x, v, *indices):
-    """out[p, r] = x[p, r] + the sum of v[b, r] over the b whose indices name p (a masked reduction over B)."""
+    """out = x + the sum, per position p, of v[b, rest(p)] over the b whose indices name p.
+
+    The sums reduce into a fresh fill of the additive identity (-0.0 for floats: x + -0.0 is x, also for
+    x = -0.0), then one elementwise add: a reduction whose init is another op's result (x) broke IREE's
+    dispatch formation ("operand does not dominate this use") when two such writes follow each other."""
+    axes = list(view.axes)
     k, b_rank = len(indices), len(shape_of(indices[0].type))
     x_dims = emit.dims(x)
-    rest = len(x_dims) - k
-    n = k + rest + b_rank  # loop dims: p (k), r (rest), b (b_rank, reduction)
-    idx_map = _amap(n, [_d(k + rest + i) for i in range(b_rank)])
-    v_map = _amap(n, [*(_d(k + rest + i) for i in range(b_rank)), *(_d(k + r) for r in range(rest))])
-    out_map = _amap(n, [_d(i) for i in range(k + rest)])
-    add = arith.addf if tensor_dtype(x.type).kind == "f" else arith.addi
+    rank = len(x_dims)
+    rest = _rest(rank, axes)
+    n = rank + b_rank  # loop dims: x's dims (parallel), then B (reduction)
+    idx_map = _amap(n, [_d(rank + i) for i in range(b_rank)])
+    v_map = _amap(n, [*(_d(rank + i) for i in range(b_rank)), *(_d(d) for d in rest)])
+    out_map = _amap(n, [_d(i) for i in range(rank)])
+    dtype = tensor_dtype(x.type)
+    add = arith.addf if dtype.kind == "f" else arith.addi
 
     def body(a):
         *idx, value, acc = a
-        return arith.select(_hit(idx, x_dims), add(acc, value), acc)
+        return arith.select(_hit(idx, axes, x_dims, axes), add(acc, value), acc)
 
-    (out,) = emit.generic([*indices, v], [idx_map] * k + [v_map], [x], [out_map],
-                          [emit.PARALLEL] * (k + rest) + [emit.REDUCTION] * b_rank, body)
-    return out
+    identity = emit.fill(-0.0 if dtype.kind == "f" else 0, x_dims, dtype)
+    (sums,) = emit.generic([*indices, v], [idx_map] * k + [v_map], [identity], [out_map],
+                           [emit.PARALLEL] * rank + [emit.REDUCTION] * b_rank, body)
+    return emit.elementwise([x, sums], shape_of(x.type), dtype, lambda a: add(a[0], a[1]))
 
 
 def _lower_scatter(view, x, v, *indices):
-    """Per position p of x's first k dims, the last b (C order) naming it (-1: none); then v's row there or x."""
+    """Per indexed position, the last b (C order) naming it (-1: none); then v's element there, or x's."""
+    axes = list(view.axes)
     k, b_rank = len(indices), len(shape_of(indices[0].type))
     x_dims = emit.dims(x)
     b_dims = emit.dims(indices[0])
-    rest = len(x_dims) - k
+    rank = len(x_dims)
+    rest = _rest(rank, axes)
     i64 = element_type(I64)
 
-    n = k + b_rank  # loop dims: p (k), b (reduction)
+    # The first generic's loop dims: the indexed axes (parallel), then B (reduction).
+    n = k + b_rank
     idx_map = _amap(n, [_d(k + i) for i in range(b_rank)])
 
     def last_body(a):
@@ -209,72 +248,78 @@ def _lower_scatter(view, x, v, *indices):
         flat = emit.index(0)
         for i in range(b_rank):
             flat = arith.addi(arith.muli(flat, emit.as_index(b_dims[i])), _loop_index(k + i))
-        return arith.select(_hit(idx, x_dims), arith.maxsi(acc, arith.index_cast(i64, flat)), acc)
+        hit = _hit(idx, axes, x_dims, range(k))
+        return arith.select(hit, arith.maxsi(acc, arith.index_cast(i64, flat)), acc)
 
-    (last,) = emit.generic(list(indices), [idx_map] * k, [emit.fill(-1, x_dims[:k], I64)],
-                           [_amap(n, [_d(i) for i in range(k)])],
+    (last,) = emit.generic(list(indices), [idx_map] * k, [emit.fill(-1, [x_dims[a] for a in axes], I64)],
+                           [_amap(n, [_d(j) for j in range(k)])],
                            [emit.PARALLEL] * k + [emit.REDUCTION] * b_rank, last_body)
 
-    flat_v = emit.reshape(v, [emit.product(b_dims), *x_dims[k:]])
-    rank = k + rest
+    rows = emit.product(b_dims)
+    flat_v = emit.reshape(v, [rows, *(x_dims[d] for d in rest)])
     ident = _amap(rank, [_d(i) for i in range(rank)])
+    last_map = _amap(rank, [_d(a) for a in axes])
 
     def pick_body(a):
         old, writer, _ = a
-        row = _clamped(writer, emit.product(b_dims))
-        new = tensor.extract(flat_v, [row, *(_loop_index(k + r) for r in range(rest))])
+        new = tensor.extract(flat_v, [_clamped(writer, rows), *(_loop_index(d) for d in rest)])
         return arith.select(arith.cmpi(arith.CmpIPredicate.sge, writer, emit.scalar_constant(0, I64)), new, old)
 
-    (out,) = emit.generic([x, last], [ident, _amap(rank, [_d(i) for i in range(k)])],
-                          [emit.empty(x_dims, tensor_dtype(x.type))], [ident], [emit.PARALLEL] * rank, pick_body)
+    (out,) = emit.generic([x, last], [ident, last_map], [emit.empty(x_dims, tensor_dtype(x.type))], [ident],
+                          [emit.PARALLEL] * rank, pick_body)
     return out
 
 
-def _scatter_add_vjp(ct, out, x, v, *indices):
+def _scatter_add_vjp(ct, out, x, v, *indices, axes):
     if not bind.is_differentiable(x):
         return (None,) * (2 + len(indices))
-    return (ct, apply("gather", ct, *indices), *(None for _ in indices))
+    return (ct, apply("gather", ct, *indices, axes=axes), *(None for _ in indices))
 
 
-def _scatter_vjp(ct, out, x, v, *indices):
+def _scatter_vjp(ct, out, x, v, *indices, axes):
     if not bind.is_differentiable(x):
         return (None,) * (2 + len(indices))
     b_shape = bind.shape(indices[0])
-    if None in b_shape or None in bind.shape(x)[:len(indices)]:
-        raise bind.NoVJP("the VJP of an indexed write with index arrays or indexed dims whose size varies "
+    x_shape = bind.shape(x)
+    if None in b_shape or None in x_shape:
+        raise bind.NoVJP("the VJP of an indexed write into an array or with index arrays whose size varies "
                          "between calls is not supported yet")
     # Which b wrote each position (the last one), read back at every b: b is the writer iff it reads itself.
     order = bind.array(np.arange(int(np.prod(b_shape, dtype=np.int64))).reshape(b_shape), I64, ct)
-    nobody = bind.array(np.full(bind.shape(x)[:len(indices)], -1), I64, ct)
-    winner = apply("equal", apply("gather", apply("scatter", nobody, order, *indices), *indices), order)
-    picked = apply("gather", ct, *indices)
+    nobody = bind.array(np.full([x_shape[a] for a in axes], -1), I64, ct)
+    front = list(range(len(axes)))
+    winner = apply("equal", apply("gather", apply("scatter", nobody, order, *indices, axes=front), *indices,
+                                  axes=front), order)
+    picked = apply("gather", ct, *indices, axes=axes)
     mask = bind.expand_dims(winner, range(len(b_shape), len(bind.shape(picked))))
     dv = apply("where", mask, picked, bind.constant(0, ct))
-    return (apply("scatter", ct, bind.zeros_like(v), *indices), dv, *(None for _ in indices))
+    return (apply("scatter", ct, bind.zeros_like(v), *indices, axes=axes), dv, *(None for _ in indices))
 
 
 SCATTER = primitive(
     "scatter",
-    "NumPy `x[i_0, ..., i_{k-1}] = v` as a value (int64 index arrays of one shape B, in range; v of shape "
-    "B + x.shape[k:]); where indices repeat, the last in C order wins.",
+    "NumPy `x[...] = v` through int64 index arrays of one shape B on `axes` (in range), `:` elsewhere, as a "
+    "value; v is shaped like gather's result. Where indices repeat, the last in C order wins.",
     impl=_scatter_impl,
     shape_rule=_scatter_shape,
     dtype_rule=same_dtype,
     lower=_lower_scatter,
     arity=None,
+    params=(AXES,),
     operand_rule=_scatter_operands,
     vjp=_scatter_vjp,
 )
 
 SCATTER_ADD = primitive(
     "scatter_add",
-    "NumPy `np.add.at(x, (i_0, ..., i_{k-1}), v)` as a value: v[b] added at each indexed position, repeated "
-    "indices accumulating (numbers, not bool).",
+    "NumPy `np.add.at(x, index, v)` as a value, index arrays on `axes` as in scatter: repeated indices "
+    "accumulate (numbers, not bool).",
     impl=_scatter_add_impl,
     shape_rule=_scatter_shape,
     dtype_rule=same_dtype,
     lower=_lower_scatter_add,
     arity=None,
+    params=(AXES,),
     operand_rule=lambda x, v, *ix, **_: "scatter_add adds numbers, not bool" if x == np.bool_
     else _scatter_operands(x, v, *ix),
     vjp=_scatter_add_vjp,

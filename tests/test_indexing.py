@@ -1,0 +1,240 @@
+"""NumPy indexing for every kind of key, reads and writes: differential tests, each asserting compiled code ran.
+
+Kinds: negative steps, computed int scalars, slices with computed bounds,
+int arrays (lists, constants, computed; int32/int64; negative, repeated,
+broadcast; mixed with slices in NumPy's placement rule), bool masks (known
+and computed), np.take / np.take_along_axis, np.add.at / np.subtract.at.
+Out-of-range indices deopt: the interpreter raises NumPy's IndexError.
+"""
+
+import numpy as np
+import pyfront
+import pytest
+
+from tests.differential import check
+
+
+def _compiled(fn, calls, **options):
+    compiled = check(fn, calls, **options)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0, str(report)
+    return compiled
+
+
+X = np.arange(24, dtype=np.float64).reshape(4, 6) * 0.5 - 3
+Y3 = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+
+
+# Negative steps --------------------------------------------------------------------------
+
+
+def reversed_rows(x):
+    return x[::-1] * 1.0, x[3:0:-2, ::-1] + 0, x[:, 5:1:-2].sum()
+
+
+def reversed_write(x):
+    a = x * 1.0
+    a[::-1, 0] = np.arange(4.0)
+    a[2, 5:1:-2] = x[0, :2]
+    return a
+
+
+@pytest.mark.parametrize("fn", [reversed_rows, reversed_write])
+def test_negative_steps(fn):
+    _compiled(fn, [(X.copy(),), (X.copy() * 2,)])
+
+
+# Computed int scalars and slice bounds ---------------------------------------------------
+
+
+def batch(x, i):
+    b = 2
+    return x[i * b:(i + 1) * b] * 2
+
+
+def batch_write(x, i):
+    out = np.zeros_like(x)
+    out[i * 2:(i + 1) * 2] = x[:2] + 1
+    return out
+
+
+def computed_scalar(x, i):
+    return x[i] + x[-1 - i, i] + x[:, i].sum()
+
+
+@pytest.mark.parametrize("fn", [batch, batch_write, computed_scalar])
+def test_computed_bounds(fn):
+    _compiled(fn, [(X.copy(), np.int64(0)), (X.copy(), np.int64(1)), (X.copy(), np.int64(1))])
+
+
+def test_computed_slice_shorter_than_profiled_deopts():
+    # i = 3: x[6:8] of a 4-row array is empty: the guard deopts and the interpreter answers.
+    _compiled(batch, [(X.copy(), np.int64(0)), (X.copy(), np.int64(1)), (X.copy(), np.int64(3))])
+
+
+def test_computed_index_out_of_range_raises_numpys_index_error():
+    _compiled(computed_scalar, [(X.copy(), np.int64(1)), (X.copy(), np.int64(2)), (X.copy(), np.int64(7))])
+
+
+# Integer arrays ---------------------------------------------------------------------------
+
+
+def pick_labels(p, y):
+    return p[np.arange(p.shape[0]), y]
+
+
+def embedding(w, idx):
+    return w[idx]
+
+
+def columns(x, idx):
+    return (x[:, idx] * 2).sum(axis=1)  # (x[:, idx] itself is F-ordered in NumPy: see test_memory_order_kept)
+
+
+ROWS, COLS = np.array([[0], [3]]), np.array([1, 2, 5])  # read from globals at call time
+
+
+def constant_lists(x):
+    return x[[0, 2]], x[[-1, 1], [0, -2]], x[ROWS, COLS], x[[True, False, True, True]], x[:, [False, False, False, False, False, False]]
+
+
+def mixed_placement(y, i, j):
+    # Adjacent advanced indices stay in place; separated by a slice, their dims go first.
+    return y[:, i, j].sum(axis=0), y[i, :, j], y[1, :, j], y[i, 1:3], y[..., j].sum(), y[None, i, None]
+
+
+def columns_returned(x, idx):
+    return x[:, idx]
+
+
+def test_memory_order_kept():
+    # NumPy lays out x[:, idx] F-contiguous; compiled results are C-ordered, so the call is not compiled.
+    compiled = check(columns_returned, [(X.copy(), np.array([5, 0, 0])), (X.copy(), np.array([1, 2, 3]))])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_label_pick(dtype):
+    p = np.linspace(0.1, 0.9, 20).reshape(5, 4)
+    _compiled(pick_labels, [(p, np.array([0, 3, 1, 1, 2], dtype)), (p * 2, np.array([3, 3, 0, -1, -4], dtype))])
+
+
+def test_embedding_lookup_with_repeats_and_negative_indices():
+    w = np.arange(30.0).reshape(10, 3)
+    _compiled(embedding, [(w, np.array([[1, 1, 9], [-1, 0, -10]])), (w * 2, np.array([[0, 2, 2], [3, 3, 3]]))])
+
+
+def test_columns():
+    _compiled(columns, [(X.copy(), np.array([5, 0, 0])), (X.copy(), np.array([-1, 2, 3]))])
+
+
+def test_constant_lists():
+    _compiled(constant_lists, [(X.copy(),), (X.copy() + 1,)])
+
+
+def test_mixed_placement():
+    _compiled(mixed_placement, [(Y3.copy(), np.array([0, 2]), np.array([4, -1])),
+                                (Y3.copy(), np.array([1, 1]), np.array([0, 3]))])
+
+
+def test_index_array_out_of_range_raises_numpys_index_error():
+    w = np.arange(30.0).reshape(10, 3)
+    _compiled(embedding, [(w, np.array([1, 2])), (w, np.array([3, 4])), (w, np.array([3, 10])),
+                          (w, np.array([-11, 0]))])
+
+
+def test_broadcast_mismatch_raises_in_the_interpreter():
+    def f(x, i, j):
+        return x[i, j]
+    compiled = check(f, [(X.copy(), np.array([0, 1]), np.array([0, 1, 2]))])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+# Bool masks -------------------------------------------------------------------------------
+
+
+def relu_write(h):
+    h = h * 1.0
+    h[h < 0] = 0
+    return h
+
+
+def dropout_write(x, mask):
+    out = x + 1
+    out[mask] = 0
+    return out
+
+
+def test_mask_writes():
+    _compiled(relu_write, [(X.copy(),), (-X.copy(),)])
+    _compiled(dropout_write, [(X.copy(), X > 0), (X.copy(), np.zeros((4, 6), bool)), (X.copy(), X[:, 0] > 0)])
+
+
+# Writes through int arrays -----------------------------------------------------------------
+
+
+def scatter_rows(x, idx, v):
+    a = x * 1.0
+    a[idx] = v  # repeated indices: the last write wins
+    return a
+
+
+def scatter_labels(p, y):
+    d = p.copy()
+    r = np.arange(p.shape[0])
+    d[r, y] = d[r, y] - 1
+    d[:, [0, -1]] = 7
+    return d
+
+
+def scatter_cast(x, idx):
+    a = np.zeros(6, np.int32)
+    a[idx] = x[0] * 1.7
+    return a
+
+
+def test_scatter_rows_last_write_wins():
+    _compiled(scatter_rows, [(X.copy(), np.array([1, 1, 3]), np.arange(18.0).reshape(3, 6)),
+                             (X.copy(), np.array([-1, 0, 3]), np.ones((3, 6))),
+                             (X.copy(), np.array([2, 2, 2]), np.ones((3, 1)))])
+
+
+def test_scatter_labels_and_constant_columns():
+    p = np.linspace(0.1, 0.9, 20).reshape(5, 4)
+    _compiled(scatter_labels, [(p, np.array([0, 3, 1, 1, 2])), (p, np.array([3, 3, 0, -1, 2], np.int32))])
+
+
+def test_scatter_cast():
+    _compiled(scatter_cast, [(X.copy(), np.array([0, 5, 5, 2, 1, 1])), (X.copy() + 1, np.array([1, 2, 3, 4, 5, 0]))])
+
+
+# np.take, np.take_along_axis, np.add.at ----------------------------------------------------
+
+
+def take_forms(x, idx):
+    # (np.take(x, idx, axis=1) is C-ordered in NumPy, but computed through a transpose: kept 1-d here)
+    return np.take(x, idx, axis=1).sum(axis=0), np.take(x, idx), x.take(idx, axis=0), np.take(x[0], idx[0])
+
+
+def take_along(x, idx):
+    return np.take_along_axis(x, idx, axis=1)
+
+
+def add_at(x, idx, v):
+    a = x * 1.0
+    np.add.at(a, idx, v)
+    np.subtract.at(a, (idx, 0), 1.5)
+    return a
+
+
+def test_take():
+    _compiled(take_forms, [(X.copy(), np.array([0, 3, -1])), (X.copy(), np.array([1, 1, 2]))])
+
+
+def test_take_along_axis():
+    _compiled(take_along, [(X.copy(), np.argsort(X, axis=1)[:, :2]), (X.copy(), np.zeros((4, 3), np.int64))])
+
+
+def test_add_at_accumulates_repeated_indices():
+    _compiled(add_at, [(X.copy(), np.array([1, 1, 3]), np.arange(18.0).reshape(3, 6)),
+                       (X.copy(), np.array([0, 0, 0]), 2.0)])
