@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import indexing
 from pyfront import semantics as S
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING, IdentityGuard
