@@ -336,3 +336,50 @@ def test_softmax_classifier_explicit_write():
 @pytest.mark.xfail(strict=True, reason="waiting on h-writes: `a[key] -= v` (augmented assignment to a subscript)")
 def test_softmax_classifier_as_assignments_write_it():
     _train(softmax_loss_vectorized)
+
+
+# Many key shapes at once: reads and local writes agree with NumPy ----------------------------
+
+KEYS = {  # I2 = [2, 0] and I3 = [[1], [-1]] are globals of the generated module
+    "neg_step_newaxis": "None, ::-2, 1",
+    "ellipsis_neg": "..., 3:0:-1",
+    "int_then_array": "1, I2",
+    "array_slice_array": "I2, 1:3, I2",
+    "broadcast_arrays": "I3, :, I2",
+    "newaxis_between": "I2, None, I2",
+    "array_then_ellipsis": "I3, ...",
+    "neg_step_array": "::-1, I2",
+    "list_last": ":, :, [0, -1, 0]",
+    "bool_list": ":, [True, False, True, False]",
+}
+SOURCE = """
+import numpy as np
+I2, I3 = np.array([2, 0]), np.array([[1], [-1]])
+
+def read(a):
+    return a[{key}] + 0.5
+
+def write(a, v):
+    b = a * 1.0
+    b[{key}] = v
+    return b
+"""
+
+
+def _key_module(name, tmp_path, monkeypatch):
+    # pyfront compiles functions from their source file: write one per key.
+    path = tmp_path / f"keys_{name}.py"
+    path.write_text(SOURCE.format(key=KEYS[name]))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return __import__(f"keys_{name}")
+
+
+@pytest.mark.parametrize("name", list(KEYS))
+def test_key_forms(name, tmp_path, monkeypatch):
+    module = _key_module(name, tmp_path, monkeypatch)
+    y = np.arange(60, dtype=np.float64).reshape(3, 4, 5)
+    compiled = check(module.read, [(y,), (y * 2,)])
+    report = str(pyfront.explain(compiled))
+    # A result NumPy lays out in another memory order is refused (see test_memory_order_kept).
+    assert pyfront.explain(compiled).compiled_calls > 0 or "memory order" in report, report
+    _compiled(module.write, [(y, 1.5), (y, np.full(module.read(y).shape[-1:], -2.0))])
