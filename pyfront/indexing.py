@@ -32,9 +32,10 @@ How each kind of key is computed (NumPy's rules, reproduced here):
   copy, never a view. Writes `scatter` (repeated indices: the last wins, as
   NumPy), `add_at` accumulates (`scatter_add`).
 - A bool array known when compiling is its `nonzero()` int arrays. A
-  computed bool mask over x's leading dims: a write is a `where` (values
-  that are one element only); a read's length depends on the data, which
-  is not supported yet.
+  computed bool mask over x's leading dims: a read is `compress` (a copy
+  whose first dim, the mask's count, is dynamic: guarded >= 2, the runtime's
+  invariant for dynamic dims; masks of at most MAX_MASK elements), a write
+  a `where` (values that are one element only).
 - The value of a write broadcasts to the selection's shape (leading 1s
   dropped) and is cast to `x`'s dtype with NumPy's unsafe casting (Python
   scalars that do not fit the dtype raise OverflowError: refused).
@@ -459,8 +460,7 @@ def getitem(x: Tensor, key: Any, result_shape: tuple | None = None) -> Tensor:
         raise Unsupported(f"indexing a {S.describe(x)} is not supported")
     parts = _known_masks_as_indices(x.shape, _parts(x.shape, key))
     if any(_is_mask(p) for p in parts):
-        raise Unsupported("reading through a computed bool mask (x[mask]: a length that depends on the data) "
-                          "is not supported yet")
+        return _masked_read(x, parts)
     if any(_is_array(p) for p in parts):
         result = _advanced_read(x, parts)
     else:
@@ -592,16 +592,37 @@ def _advanced_write(x: Tensor, parts: list, v: Tensor, kind: str) -> Tensor:
     return _write_box(x, box, written)
 
 
-def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:
-    """`x[mask] = v` (or add_at's accumulation) for a computed bool mask over x's leading dims, one-element v."""
+MAX_MASK = 4096  # elements of a computed mask read: the compaction costs (elements)^2 (gather.py `compress`)
+
+
+def _mask_part(x: Tensor, parts: list) -> Tensor:
+    """The computed bool mask of `parts`, which must be `(mask, :, ...)` over x's leading dims."""
     (mask_pos,) = [i for i, p in enumerate(parts) if _is_mask(p)] or [None]
     mask = parts[mask_pos]
     if mask_pos != 0 or not all(isinstance(p, slice) and p == slice(None) for p in parts[1:]):
         raise Unsupported("a computed bool mask with other indices is not supported yet (only x[mask] and "
                           "x[mask, ...])")
-    if mask.shape != x.shape[:mask.ndim]:
+    if None in x.shape or mask.shape != x.shape[:mask.ndim]:
         raise Unsupported(f"boolean index of shape {mask.shape} does not match the indexed dims "
-                          f"{x.shape[:mask.ndim]} (IndexError)")
+                          f"{x.shape[:mask.ndim]} (IndexError), or a shape varies between calls")
+    return mask
+
+
+def _masked_read(x: Tensor, parts: list) -> Tensor:
+    """`x[mask]`: a first dim as long as the mask's count, which must be >= 2 (dynamic dims are; else deopt)."""
+    mask = _mask_part(x, parts)
+    if int(np.prod(mask.shape, dtype=np.int64)) > MAX_MASK:
+        raise Unsupported(f"reading through a computed bool mask of more than {MAX_MASK} elements is not "
+                          "supported yet (the compiled compaction is quadratic)")
+    count = S.reduce("sum", mask)
+    S.guard(S.ufunc(np.greater_equal, count, Known(2)).value, "value",
+            "the bool mask selects at least 2 elements (a dynamic dim's size)")
+    return Tensor(S.build("compress", [x.value, mask.value]), np.ndarray)  # a copy
+
+
+def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:
+    """`x[mask] = v` (or add_at's accumulation) for a computed bool mask over x's leading dims, one-element v."""
+    mask = _mask_part(x, parts)
     if int(np.prod(v.shape, dtype=np.int64)) != 1:
         raise Unsupported("assigning an array through a computed bool mask (its length depends on the data) "
                           "is not supported yet; a single value is")

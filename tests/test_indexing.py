@@ -165,6 +165,32 @@ def dropout_write(x, mask):
     return out
 
 
+def positive_part(x):
+    return x[x > 0], x[x > 0].mean()
+
+
+def mask_rows(x, m):
+    return x[m] * 2, x[m, ...].sum(axis=0)
+
+
+def test_mask_reads_have_data_dependent_length():
+    # Counts 0 and 1 deopt (a dynamic dim is >= 2 at run time): the interpreter answers those calls.
+    _compiled(positive_part, [(X.copy(),), (X.copy() - 5,), (-np.abs(X),), (np.arange(6) - 4,), (np.arange(6) - 3,)])
+    _compiled(mask_rows, [(X.copy(), X[:, 0] > -3), (X.copy(), X[:, 1] > 0), (X.copy(), np.zeros(4, bool))])
+
+
+def masked_energy(x):
+    return (x[x > 0] ** 2).sum()
+
+
+def masked_energy_grad(x):
+    return pyfront.grad(masked_energy)(x)
+
+
+def test_grad_through_mask_read():
+    _compiled(masked_energy_grad, [(X.copy(),), (X.copy() - 5,)])
+
+
 def test_mask_writes():
     _compiled(relu_write, [(X.copy(),), (-X.copy(),)])
     _compiled(dropout_write, [(X.copy(), X > 0), (X.copy(), np.zeros((4, 6), bool)), (X.copy(), X[:, 0] > 0)])

@@ -119,6 +119,9 @@ CASES: list[Case] = [
     _c("scatter", (4, 3, 2), (5, 4, 2), (5,), dtypes=("float64", "float64", "int64"), axes=(1,)),
     _c("scatter_add", (3, 4), (5, 4), (5,), dtypes=("float64", "float64", "int64"), axes=(0,)),
     _c("scatter_add", (4, 3), (5, 4), (5,), dtypes=("float64", "float64", "int64"), axes=(1,)),
+    _c("compress", (3, 4), (3,), dtypes=("float64", "bool")),
+    _c("compress", (3, 4), (3, 4), dtypes=("float64", "bool")),
+    _c("expand", (3, 2), (2, 3), dtypes=("float64", "bool")),
     _c("flip", (3, 4), axes=(0,)),
     _c("flip", (2, 3, 4), axes=(0, 2)),
     _c("dynamic_slice", (6, 7), (), (), dtypes=("float64", "int64", "int64"), sizes=(2, 3), strides=(2, 2)),
@@ -155,7 +158,9 @@ def _inputs(case: Case) -> list[np.ndarray]:
     out = []
     for i, shape in enumerate(case.shapes):
         dtype = case.dtype(i)
-        if dtype == np.bool_:
+        if case.prim == "expand" and i == 1:  # as many True as the cotangent has rows
+            out.append(rng.permutation(np.arange(np.prod(shape)) < case.shapes[0][0]).reshape(shape))
+        elif dtype == np.bool_:
             out.append(rng.random(shape) < 0.5)
         elif case.prim == "take" and i == 1:
             out.append(np.asarray(rng.integers(0, case.shapes[0][0]), np.int64))

@@ -1,4 +1,4 @@
-"""Indexing primitives beyond boxes: gather, scatter, scatter_add, flip, dynamic_slice, dynamic_update_slice.
+"""Indexing primitives beyond boxes: gather, scatter, scatter_add, compress, expand, flip, dynamic_slice, ...
 
 NumPy's advanced indexing reduced to one form (pyfront/indexing.py does the
 reduction: basic parts sliced first, advanced axes moved to the front,
@@ -18,6 +18,12 @@ Indices are in range (0 <= i < dim): the front end guards that, so that the
 interpreter raises NumPy's IndexError. The lowerings clamp them anyway, for
 memory safety only (a guard's failure is acted on after the call).
 
+- `compress(x, mask)`: NumPy's `x[mask]` for a bool mask over x's leading
+  dims: a dynamic first dim, the mask's count (the front end guards it >= 2,
+  the runtime's invariant for dynamic dims); `expand(ct, mask)` is its
+  gradient (`out[mask] = ct` into zeros). Both count the mask with a prefix
+  sum written as a masked reduction (quadratic in the mask's size: the
+  front end bounds it).
 - `flip(x, axes)`: `x[::-1]` along `axes` (static dims), NumPy's negative
   steps being a positive-step slice flipped.
 - `dynamic_slice(x, o_0, ..., o_{n-1})` / `dynamic_update_slice(x, v, o_0, ...)`:
@@ -480,4 +486,145 @@ DYNAMIC_UPDATE_SLICE = primitive(
     else _index_dtypes(*offsets),
     params=(Attr("strides", "i64s", "positive step per dimension"),),
     vjp=_dynamic_update_slice_vjp,
+)
+
+
+# compress ----------------------------------------------------------------------------
+
+
+def _compress_shape(x, mask):
+    m = len(mask)
+    if m == 0 or tuple(mask) != tuple(x[:m]) or None in x:
+        raise ValueError(f"compress: a mask of shape {tuple(mask)} must match the leading dims of {tuple(x)} "
+                         "(static)")
+    return (None,) + tuple(x[m:])
+
+
+def _prefix_counts(flat_mask: ir.Value, total: int) -> ir.Value:
+    """int64 (total,): how many of flat_mask[0..p] hold, per p (a masked reduction: total^2)."""
+    one, zero = emit.scalar_constant(1, I64), emit.scalar_constant(0, I64)
+
+    def body(a):  # loop dims: p (parallel), q (reduction)
+        flag, acc = a
+        counted = arith.andi(flag, arith.cmpi(arith.CmpIPredicate.ule, _loop_index(1), _loop_index(0)))
+        return arith.addi(acc, arith.select(counted, one, zero))
+
+    (prefix,) = emit.generic([flat_mask], [_amap(2, [_d(1)])], [emit.fill(0, [total], I64)], [_amap(2, [_d(0)])],
+                             [emit.PARALLEL, emit.REDUCTION], body)
+    return prefix
+
+
+def _lower_compress(view, x, mask):
+    """The elements (rows) of x where mask holds, in C order: prefix counts of the mask, then per result row j
+    the position p with mask[p] and prefix[p] == j + 1, then those rows. Costs M^2 + count * M for M mask
+    elements (the front end bounds M)."""
+    m_shape, x_shape = shape_of(mask.type), shape_of(x.type)
+    total = int(np.prod(m_shape, dtype=np.int64))
+    rest = list(x_shape[len(m_shape):])
+    flat_mask = emit.reshape(mask, [total])
+    flat_x = emit.reshape(x, [total, *rest])
+    i64 = element_type(I64)
+    one, zero = emit.scalar_constant(1, I64), emit.scalar_constant(0, I64)
+    prefix = _prefix_counts(flat_mask, total)
+    count = arith.index_cast(ir.IndexType.get(), tensor.extract(prefix, [emit.index(total - 1)]))
+
+    def source_body(a):  # loop dims: j (parallel), p (reduction); the one matching p, max-reduced
+        flag, before, acc = a
+        j1 = arith.addi(arith.index_cast(i64, _loop_index(0)), one)
+        hit = arith.andi(flag, arith.cmpi(arith.CmpIPredicate.eq, before, j1))
+        return arith.maxsi(acc, arith.select(hit, arith.index_cast(i64, _loop_index(1)), zero))
+
+    (source,) = emit.generic([flat_mask, prefix], [_amap(2, [_d(1)])] * 2, [emit.fill(0, [count], I64)],
+                             [_amap(2, [_d(0)])], [emit.PARALLEL, emit.REDUCTION], source_body)
+    rank = 1 + len(rest)
+    ident = _amap(rank, [_d(i) for i in range(rank)])
+
+    def pick_body(a):
+        return tensor.extract(flat_x, [_clamped(a[0], total), *(_loop_index(1 + r) for r in range(len(rest)))])
+
+    (out,) = emit.generic([source], [_amap(rank, [_d(0)])], [emit.empty([count, *rest], tensor_dtype(x.type))],
+                          [ident], [emit.PARALLEL] * rank, pick_body)
+    return out
+
+
+def _compress_vjp(ct, out, x, mask):
+    if not bind.is_differentiable(x):
+        return None, None
+    return apply("expand", ct, mask), None
+
+
+COMPRESS = primitive(
+    "compress",
+    "NumPy `x[mask]` for a bool mask over x's leading dims (static shapes): the selected elements (rows) in C "
+    "order, a first dim as long as the mask's count of True (dynamic).",
+    impl=lambda x, mask: x[mask],
+    shape_rule=_compress_shape,
+    dtype_rule=lambda x, mask: x,
+    lower=_lower_compress,
+    arity=2,
+    operand_rule=lambda x, mask, **_: None if mask == np.bool_ else "the mask must be bool",
+    vjp=_compress_vjp,
+)
+
+
+def _expand_shape(ct, mask):
+    if not ct or None in mask or None in ct[1:] or len(mask) == 0:
+        raise ValueError(f"expand: rows {tuple(ct)} into a static mask of shape {tuple(mask)}")
+    return tuple(mask) + tuple(ct[1:])
+
+
+def _expand_impl(ct, mask):
+    out = np.zeros(np.shape(mask) + np.shape(ct)[1:], np.asarray(ct).dtype)
+    out[mask] = ct
+    return out
+
+
+def _lower_expand(view, ct, mask):
+    """Zeros with ct's rows where mask holds, in order: row p reads ct[prefix[p] - 1], or a zero row appended
+    to ct (so an empty ct is never read)."""
+    m_shape = shape_of(mask.type)
+    total = int(np.prod(m_shape, dtype=np.int64))
+    dtype = tensor_dtype(ct.type)
+    ct_dims = emit.dims(ct)
+    rest = ct_dims[1:]
+    rows = emit.as_index(ct_dims[0])
+    padded = tensor.insert_slice(ct, emit.fill(0, [arith.addi(rows, emit.index(1)), *rest], dtype),
+                                 [], emit.mixed(ct_dims)[0], [], [0] * len(ct_dims), emit.mixed(ct_dims)[1],
+                                 [1] * len(ct_dims))
+    flat_mask = emit.reshape(mask, [total])
+    prefix = _prefix_counts(flat_mask, total)
+    rank = 1 + len(rest)
+    ident = _amap(rank, [_d(i) for i in range(rank)])
+    one = emit.scalar_constant(1, I64)
+    rows_i64 = arith.index_cast(element_type(I64), rows)
+
+    def body(a):
+        flag, before, _ = a
+        row = arith.select(flag, arith.subi(before, one), rows_i64)
+        coord = arith.index_cast(ir.IndexType.get(), row)
+        return tensor.extract(padded, [coord, *(_loop_index(1 + r) for r in range(len(rest)))])
+
+    (flat,) = emit.generic([flat_mask, prefix], [_amap(rank, [_d(0)])] * 2, [emit.empty([total, *rest], dtype)],
+                           [ident], [emit.PARALLEL] * rank, body)
+    return emit.reshape(flat, [*m_shape, *rest])
+
+
+def _expand_vjp(g, out, ct, mask):
+    if not bind.is_differentiable(ct):
+        return None, None
+    rows = apply("compress", g, mask)  # a dynamic first dim: back to ct's type where that is static
+    return (rows if bind.shape(rows) == bind.shape(ct) else apply("reshape_as", rows, ct)), None
+
+
+EXPAND = primitive(
+    "expand",
+    "The gradient of compress: zeros shaped mask.shape + ct.shape[1:] with ct's rows, in order, where the "
+    "mask holds (NumPy `out[mask] = ct`); ct has as many rows as the mask has True.",
+    impl=_expand_impl,
+    shape_rule=_expand_shape,
+    dtype_rule=lambda ct, mask: ct,
+    lower=_lower_expand,
+    arity=2,
+    operand_rule=lambda ct, mask, **_: None if mask == np.bool_ else "the mask must be bool",
+    vjp=_expand_vjp,
 )
