@@ -409,3 +409,17 @@ def test_key_forms(name, tmp_path, monkeypatch):
     # A result NumPy lays out in another memory order is refused (see test_memory_order_kept).
     assert pyfront.explain(compiled).compiled_calls > 0 or "memory order" in report, report
     _compiled(module.write, [(y, 1.5), (y, np.full(module.read(y).shape[-1:], -2.0))])
+
+
+def embed_mean(w, tokens):
+    return w[tokens].mean(axis=0)
+
+
+def test_index_array_whose_length_varies_between_calls():
+    # Token arrays of several lengths: the index dim is relaxed to a dynamic dim (one variant for all).
+    w = np.arange(30.0).reshape(10, 3)
+    compiled = _compiled(embed_mean, [(w, np.array([1, 2, 3])), (w, np.array([4, 4, 9, 0])),
+                                      (w, np.array([5, 6, 7, 8, 9])), (w, np.array([-1, 2, 3, 1, 1, 1])),
+                                      (w, np.array([0, 1, 2, 3, 4, 5, 6])), (w, np.array([3, 3, 3, 12]))])
+    report = str(pyfront.explain(compiled))
+    assert "-> dynamic" in report and "relaxation undone" not in report, report
