@@ -358,8 +358,7 @@ def _advanced(x_shape: tuple, parts: list) -> _Advanced:
             box_parts.append(k)
         dim += 1
     box = _box(x_shape, box_parts, [])
-    box_dims = [d for d, _ in enumerate(box_parts)]
-    sizes = _box_dims(x_shape, box)
+    sizes = [d if n == -1 else n for d, n in zip(x_shape, box.sizes)]  # the box's, per dim of x
     indices = [_index_array(k, sizes[d], d) for k, d in zip(raw, index_dims)]
     shapes = [t.shape for t in indices]
     if any(None in s for s in shapes) and len(indices) > 1:
@@ -381,17 +380,9 @@ def _advanced(x_shape: tuple, parts: list) -> _Advanced:
             if adjacent and pos == positions[0]:
                 layout += b_dims
         else:
-            layout.append(("box", box_dims[dim]))
+            layout.append(("box", dim))
         dim += 1
     return _Advanced(box_parts, index_dims, indices, layout)
-
-
-def _box_dims(x_shape: tuple, box: _Box) -> list:
-    """The box's size per dim of x (before ints are dropped: a basic int keeps a dim of 1 here)."""
-    out = []
-    for d, n in zip(x_shape, box.sizes):
-        out.append(d if n == -1 else n)
-    return out
 
 
 def _index_array(k: Any, d: int | None, axis: int) -> Tensor:
@@ -650,8 +641,3 @@ def _cast_for_store(value: Any, dtype: np.dtype) -> Tensor:
     if not isinstance(value, Tensor):
         raise Unsupported(f"storing {S.describe(value)} into an array is not supported yet")
     return S.astype(value, dtype) if value.dtype != dtype else value
-
-
-def index_dynamic(x: Tensor, i: Tensor) -> Tensor:
-    """`x[i]` for a computed integer index `i` (a NumPy int, or a 0-d int array): `getitem` with a Tensor key."""
-    return getitem(x, i)
