@@ -35,7 +35,7 @@ How each kind of key is computed (NumPy's rules, reproduced here):
   computed bool mask over x's leading dims: a read is `compress` (a copy
   whose first dim, the mask's count, is dynamic: guarded >= 2, the runtime's
   invariant for dynamic dims; masks of at most MAX_MASK elements), a write
-  a `where` (values that are one element only).
+  a `where` (of one row for all, of `expand`ed rows, or of y for `x[m] = y[m]`).
 - The value of a write broadcasts to the selection's shape (leading 1s
   dropped) and is cast to `x`'s dtype with NumPy's unsafe casting (Python
   scalars that do not fit the dtype raise OverflowError: refused).
@@ -50,7 +50,8 @@ from typing import Any
 import numpy as np
 
 from pyfront import semantics as S
-from pyfront.dialects.primitives import get
+from pyfront.dialects.mlir import ir
+from pyfront.dialects.primitives import by_op_name, get
 from pyfront.errors import Unsupported
 from pyfront.values import Known, Seq, Tensor, View
 
@@ -612,14 +613,62 @@ def _masked_read(x: Tensor, parts: list) -> Tensor:
 
 
 def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:
-    """`x[mask] = v` (or add_at's accumulation) for a computed bool mask over x's leading dims, one-element v."""
+    """`x[mask] = v` (or add_at's accumulation) for a computed bool mask over x's leading dims.
+
+    v broadcasts to the selection (count, *rest): one row for every selected row (a `where`), one row per
+    selected row in order (`expand`), their number guarded to be the mask's count, or v read through an
+    equal mask (`x[m] = y[m]`: a `where` of y and x)."""
     mask = _mask_part(x, parts)
-    if int(np.prod(v.shape, dtype=np.int64)) != 1:
-        raise Unsupported("assigning an array through a computed bool mask (its length depends on the data) "
-                          "is not supported yet; a single value is")
-    scalar = Tensor(S._reshape_value(v.value, ()), x.dtype.type)
-    wide = S._reshape_value(mask.value, mask.shape + (1,) * (x.ndim - mask.ndim))
-    return S.where(Tensor(wide, np.ndarray), combine(x, scalar), x)
+    rest = x.shape[mask.ndim:]
+    lead = v.shape[:max(v.ndim - len(rest) - 1, 0)]
+    if any(d != 1 for d in lead):
+        raise Unsupported(f"could not broadcast input array from shape {v.shape} into the selection (ValueError)")
+    v = Tensor(S._reshape_value(v.value, v.shape[len(lead):]), np.ndarray) if lead else v
+    tail = v.shape[1:] if v.ndim > len(rest) else v.shape
+    if None in tail or np.broadcast_shapes(tail, rest) != rest:
+        raise Unsupported(f"could not broadcast input array from shape {v.shape} into the selection (ValueError)")
+    wide = Tensor(S._reshape_value(mask.value, mask.shape + (1,) * len(rest)), np.ndarray)
+    if v.ndim <= len(rest) or v.shape[0] == 1:
+        row = Tensor(S._reshape_value(v.value, tail), np.ndarray) if v.ndim > len(rest) else v
+        return S.where(wide, combine(x, S.broadcast_to(row, x.shape)), x)
+    rows = v if tail == rest else Tensor(get("broadcast_to").build(
+        [v.value], shape=[-1 if v.shape[0] is None else v.shape[0], *rest]), np.ndarray)
+    if v.shape[0] is None:
+        source = _read_through(v.value, mask.value)
+        if source is None or Tensor(source, np.ndarray).shape != x.shape:
+            raise Unsupported("assigning rows of a length that varies through a computed bool mask is not "
+                              "supported yet (only values read through the same mask: x[m] = y[m])")
+        # x[m] = y[m]: y's rows where m holds, x's elsewhere (no compaction needed).
+        return S.where(wide, combine(x, S.astype(Tensor(source, np.ndarray), x.dtype)), x)
+    count = S.reduce("sum", mask)
+    S.guard(S.ufunc(np.equal, count, Known(v.shape[0])).value, "value",
+            f"the bool mask selects {v.shape[0]} elements, as many as the values assigned")
+    spread = Tensor(S.build("expand", [rows.value, mask.value]), np.ndarray)
+    return S.where(wide, combine(x, spread), x)
+
+
+def _read_through(value: Any, mask: Any) -> Any:
+    """y where `value` is `y[mask]` (`compress`, maybe cast), for a mask equal to `mask`; else None."""
+    if isinstance(value, ir.OpResult) and value.owner.name == "pyfront.astype":
+        value = value.owner.operands[0]
+    if isinstance(value, ir.OpResult) and value.owner.name == "pyfront.compress" \
+            and _same_value(value.owner.operands[1], mask):
+        return value.owner.operands[0]
+    return None
+
+
+def _same_value(a: Any, b: Any, depth: int = 6) -> bool:
+    """Whether two IR values are equal by construction: one value, or one primitive (pure) on equal operands."""
+    if a == b:
+        return True
+    if depth == 0 or not isinstance(a, ir.OpResult) or not isinstance(b, ir.OpResult):
+        return False
+    op_a, op_b = a.owner, b.owner
+    if op_a.name != op_b.name or by_op_name(op_a.name) is None or a.result_number != b.result_number:
+        return False
+    if len(op_a.operands) != len(op_b.operands) or str(op_a.attributes) != str(op_b.attributes):
+        return False
+    return all(_same_value(x, y, depth - 1) for x, y in zip(op_a.operands, op_b.operands))
 
 
 def _cast_for_store(value: Any, dtype: np.dtype) -> Tensor:

@@ -191,6 +191,27 @@ def test_grad_through_mask_read():
     _compiled(masked_energy_grad, [(X.copy(),), (X.copy() - 5,)])
 
 
+def masked_copy(x, y):
+    out = x * 1.0
+    out[y > x] = y[y > x]  # values read through an equal mask: counts agree by construction
+    return out
+
+
+def masked_rows(x, m, rows):
+    out = x + 0.0
+    out[m] = rows  # as many rows as the mask selects (guarded), or one row for all
+    return out
+
+
+def test_mask_writes_of_arrays():
+    _compiled(masked_copy, [(X.copy(), X.T.reshape(4, 6).copy()), (X.copy(), -X.copy()), (X.copy(), X + 1)])
+    rows = np.arange(12.0).reshape(2, 6)
+    _compiled(masked_rows, [(X.copy(), np.array([True, False, False, True]), rows),
+                            (X.copy(), np.array([False, True, True, False]), rows),
+                            (X.copy(), np.array([True, True, True, False]), rows),  # ValueError in NumPy
+                            (X.copy(), np.array([True, False, True, False]), rows[:1])])
+
+
 def test_mask_writes():
     _compiled(relu_write, [(X.copy(),), (-X.copy(),)])
     _compiled(dropout_write, [(X.copy(), X > 0), (X.copy(), np.zeros((4, 6), bool)), (X.copy(), X[:, 0] > 0)])

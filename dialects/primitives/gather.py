@@ -600,7 +600,8 @@ def _lower_expand(view, ct, mask):
 
     def body(a):
         flag, before, _ = a
-        row = arith.select(flag, arith.subi(before, one), rows_i64)
+        # (clamped: where the front end's guard that ct has the mask's count of rows fails, this still runs)
+        row = arith.minsi(arith.select(flag, arith.subi(before, one), rows_i64), rows_i64)
         coord = arith.index_cast(ir.IndexType.get(), row)
         return tensor.extract(padded, [coord, *(_loop_index(1 + r) for r in range(len(rest)))])
 
