@@ -251,6 +251,22 @@ def test_scatter_labels_and_constant_columns():
     _compiled(scatter_labels, [(p, np.array([0, 3, 1, 1, 2])), (p, np.array([3, 3, 0, -1, 2], np.int32))])
 
 
+def buffered_increment(x, idx):
+    a = x * 1.0
+    a[idx] = a[idx] + 1  # what `a[idx] += 1` means in NumPy: a repeated index is incremented once
+    return a
+
+
+def test_buffered_increment_with_repeats():
+    _compiled(buffered_increment, [(X.copy(), np.array([1, 1, 3])), (X.copy(), np.array([0, 0, 0, -1]))])
+
+
+def test_scatter_out_of_range_raises_numpys_index_error():
+    _compiled(scatter_rows, [(X.copy(), np.array([1, 2, 3]), np.ones((3, 6))),
+                             (X.copy(), np.array([0, 1, 2]), np.ones((3, 6))),
+                             (X.copy(), np.array([0, 4, 2]), np.ones((3, 6)))])
+
+
 def test_scatter_cast():
     _compiled(scatter_cast, [(X.copy(), np.array([0, 5, 5, 2, 1, 1])), (X.copy() + 1, np.array([1, 2, 3, 4, 5, 0]))])
 
