@@ -298,6 +298,19 @@ def test_take_along_axis():
     _compiled(take_along, [(X.copy(), np.argsort(X, axis=1)[:, :2]), (X.copy(), np.zeros((4, 3), np.int64))])
 
 
+def add_at_rows(x, idx, v):
+    a = x * 1.0
+    np.add.at(a, (np.arange(4)[:, None], idx), v)  # an arange index: the write loops over rows, no search
+    b = x * 0.0
+    b[np.arange(4)[:, None], idx] = v
+    return a, b
+
+
+def test_arange_indices_with_repeats_in_the_other_index():
+    idx = np.array([[0, 0, 5], [1, 2, 1], [3, 3, 3], [-1, 4, 0]])
+    _compiled(add_at_rows, [(X.copy(), idx, np.arange(12.0).reshape(4, 3)), (X.copy(), idx[::-1].copy(), 2.5)])
+
+
 def test_add_at_accumulates_repeated_indices():
     _compiled(add_at, [(X.copy(), np.array([1, 1, 3]), np.arange(18.0).reshape(3, 6)),
                        (X.copy(), np.array([0, 0, 0]), 2.0)])

@@ -38,7 +38,9 @@ B (reduction) that adds the hits (sums start from -0.0,
 so x + sums keeps x's -0.0 where nothing is added); scatter first finds, per position, the last b that
 writes it (a max-reduction over B: order-independent), then picks v's row
 there or keeps x. Their cost is |x's indexed positions| * |B|, fine for
-the index sizes of minibatch code. Float sums of repeated indices may be
+the index sizes of minibatch code; an index that is a constant
+`np.arange` along a dim of B (`d[np.arange(n), y] -= 1`, the cross-entropy
+gradient) is merged into x's loop instead of searched (`_iota_dims`). Float sums of repeated indices may be
 added in another order than NumPy's (a few ulps; as sums elsewhere).
 
 VJPs: gather's is scatter_add into zeros; scatter_add's passes the
@@ -198,13 +200,39 @@ def _scatter_add_impl(x, v, *indices, axes):
     return out
 
 
-def _hit(indices_args, axes, x_dims, loop_dims) -> ir.Value:
-    """i1: every index (clamped) equals the loop's position on its axis (axes[j] at loop dim loop_dims[j])."""
+def _hit(indices_args, axes, x_dims, loop_dims) -> ir.Value | None:
+    """i1: every index (clamped) equals the loop's position on its axis (axes[j] at loop dim loop_dims[j]);
+    None when there is nothing to compare (every index merged into the loop, see `_iota_dims`)."""
     flag = None
     for a, i64, loop_dim in zip(axes, indices_args, loop_dims):
         eq = arith.cmpi(arith.CmpIPredicate.eq, _clamped(i64, x_dims[a]), _loop_index(loop_dim))
         flag = eq if flag is None else arith.andi(flag, eq)
     return flag
+
+
+def _iota_dims(indices, axes, x_dims) -> dict[int, int]:
+    """{j: t} for index operands j that are constants equal to their position along dim t of B (the
+    `np.arange(n)` of `p[np.arange(n), y]`) where x's axis has B's size there: such an index names, for each
+    b, the position b[t] itself, so the writes loop over that axis instead of searching it (linear, not
+    quadratic, in n)."""
+    merged: dict[int, int] = {}
+    b_shape = shape_of(indices[0].type)
+    for j, value in enumerate(indices):
+        if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant" or None in b_shape:
+            continue
+        try:
+            attr = ir.DenseIntElementsAttr(value.owner.attributes["value"])
+        except (ValueError, KeyError):
+            continue
+        if attr.is_splat:
+            continue
+        array = np.array(attr).reshape(b_shape)
+        for t, n in enumerate(b_shape):
+            positions = np.arange(n).reshape([-1 if i == t else 1 for i in range(len(b_shape))])
+            if n == x_dims[axes[j]] and t not in merged.values() and (array == positions).all():
+                merged[j] = t
+                break
+    return merged
 
 
 def _lower_scatter_add(view, x, v, *indices):
@@ -218,20 +246,26 @@ def _lower_scatter_add(view, x, v, *indices):
     x_dims = emit.dims(x)
     rank = len(x_dims)
     rest = _rest(rank, axes)
-    n = rank + b_rank  # loop dims: x's dims (parallel), then B (reduction)
-    idx_map = _amap(n, [_d(rank + i) for i in range(b_rank)])
-    v_map = _amap(n, [*(_d(rank + i) for i in range(b_rank)), *(_d(d) for d in rest)])
+    merged = _iota_dims(indices, axes, x_dims)
+    # Loop dims: x's dims (parallel), then B's dims not merged into one of x's (reduction).
+    searched = [t for t in range(b_rank) if t not in merged.values()]
+    b_loop = {t: axes[j] for j, t in merged.items()} | {t: rank + i for i, t in enumerate(searched)}
+    n = rank + len(searched)
+    idx_map = _amap(n, [_d(b_loop[t]) for t in range(b_rank)])
+    v_map = _amap(n, [*(_d(b_loop[t]) for t in range(b_rank)), *(_d(d) for d in rest)])
     out_map = _amap(n, [_d(i) for i in range(rank)])
     dtype = tensor_dtype(x.type)
     add = arith.addf if dtype.kind == "f" else arith.addi
+    compared = [j for j in range(k) if j not in merged]
 
     def body(a):
         *idx, value, acc = a
-        return arith.select(_hit(idx, axes, x_dims, axes), add(acc, value), acc)
+        hit = _hit([idx[j] for j in compared], [axes[j] for j in compared], x_dims, [axes[j] for j in compared])
+        return add(acc, value) if hit is None else arith.select(hit, add(acc, value), acc)
 
     identity = emit.fill(-0.0 if dtype.kind == "f" else 0, x_dims, dtype)
     (sums,) = emit.generic([*indices, v], [idx_map] * k + [v_map], [identity], [out_map],
-                           [emit.PARALLEL] * rank + [emit.REDUCTION] * b_rank, body)
+                           [emit.PARALLEL] * rank + [emit.REDUCTION] * len(searched), body)
     return emit.elementwise([x, sums], shape_of(x.type), dtype, lambda a: add(a[0], a[1]))
 
 
@@ -245,21 +279,26 @@ def _lower_scatter(view, x, v, *indices):
     rest = _rest(rank, axes)
     i64 = element_type(I64)
 
-    # The first generic's loop dims: the indexed axes (parallel), then B (reduction).
-    n = k + b_rank
-    idx_map = _amap(n, [_d(k + i) for i in range(b_rank)])
+    # The first generic's loop dims: the indexed axes (parallel), then B's dims not merged into one (reduction).
+    merged = _iota_dims(indices, axes, x_dims)
+    searched = [t for t in range(b_rank) if t not in merged.values()]
+    b_loop = {t: j for j, t in merged.items()} | {t: k + i for i, t in enumerate(searched)}
+    n = k + len(searched)
+    idx_map = _amap(n, [_d(b_loop[t]) for t in range(b_rank)])
+    compared = [j for j in range(k) if j not in merged]
 
     def last_body(a):
         *idx, acc = a
         flat = emit.index(0)
-        for i in range(b_rank):
-            flat = arith.addi(arith.muli(flat, emit.as_index(b_dims[i])), _loop_index(k + i))
-        hit = _hit(idx, axes, x_dims, range(k))
-        return arith.select(hit, arith.maxsi(acc, arith.index_cast(i64, flat)), acc)
+        for t in range(b_rank):
+            flat = arith.addi(arith.muli(flat, emit.as_index(b_dims[t])), _loop_index(b_loop[t]))
+        written = arith.maxsi(acc, arith.index_cast(i64, flat))
+        hit = _hit([idx[j] for j in compared], [axes[j] for j in compared], x_dims, compared)
+        return written if hit is None else arith.select(hit, written, acc)
 
     (last,) = emit.generic(list(indices), [idx_map] * k, [emit.fill(-1, [x_dims[a] for a in axes], I64)],
                            [_amap(n, [_d(j) for j in range(k)])],
-                           [emit.PARALLEL] * k + [emit.REDUCTION] * b_rank, last_body)
+                           [emit.PARALLEL] * k + [emit.REDUCTION] * len(searched), last_body)
 
     rows = emit.product(b_dims)
     flat_v = emit.reshape(v, [rows, *(x_dims[d] for d in rest)])
