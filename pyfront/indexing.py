@@ -324,7 +324,8 @@ def _write_box(x: Tensor, box: _Box, region: Any) -> Tensor:
 def _basic_read(x: Tensor, parts: list, key: Any, result_shape: tuple | None) -> Tensor:
     box = _box(x.shape, parts, _computed_slice_sizes(parts, result_shape))
     result = S._reshape_value(_read_box(x, box), box.shape)
-    if box.scalar:
+    has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
+    if box.scalar and not has_ellipsis:  # (x[1, 2, ...] is a 0-d view)
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
     if box.dynamic:  # the host cannot replay a view whose offset was computed
         return Tensor(result, np.ndarray, View(x.view.base if x.view else x, None))

@@ -39,7 +39,12 @@ def reversed_write(x):
     return a
 
 
-@pytest.mark.parametrize("fn", [reversed_rows, reversed_write])
+def ellipsis_after_ints(x):
+    v = x[1, 2, ...]  # a 0-d view, not a scalar
+    return v, x[1, 2]
+
+
+@pytest.mark.parametrize("fn", [reversed_rows, reversed_write, ellipsis_after_ints])
 def test_negative_steps(fn):
     _compiled(fn, [(X.copy(),), (X.copy() * 2,)])
 
