@@ -60,6 +60,8 @@ def batch(x, i):
 def batch_write(x, i):
     out = np.zeros_like(x)
     out[i * 2:(i + 1) * 2] = x[:2] + 1
+    out[-1 - i, i] = 5  # computed ints
+    out[i] = out[i] * 2
     return out
 
 
