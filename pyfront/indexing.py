@@ -21,8 +21,9 @@ How each kind of key is computed (NumPy's rules, reproduced here):
 - A computed int index wraps when negative; a range guard deopts where
   NumPy raises IndexError (the interpreter then raises it). A slice with
   computed bounds keeps a static length, the one profiling saw at the site
-  (reads) or the value's (writes): a guard deopts when the clamped slice is
-  not that long.
+  (reads), the value's (writes), or the constant its stop minus its start
+  folds to (`_linear`): a guard deopts when the clamped slice is not that
+  long.
 - Integer-array indices (lists, arrays, computed int arrays; ints join them
   when an array is present) are advanced indexing: the basic parts are
   sliced first, the advanced axes moved to the front, the index arrays
@@ -220,10 +221,9 @@ def _box(shape: tuple, parts: list, computed_sizes: list[int]) -> _Box:
                 raise Unsupported(f"index {k} is out of bounds for axis {dim} with size {d} (IndexError)")
             offsets.append(k % d), sizes.append(1), strides.append(1)
         elif _is_computed_slice(k):
-            if not sizes_left:
-                raise Unsupported("a slice with computed bounds needs a length known when compiling (from "
-                                  "profiling, or the shape of the value written)")
-            n = sizes_left.pop(0)
+            n = sizes_left.pop(0) if sizes_left else None
+            if n is None:
+                n = _symbolic_length(k, d)
             offsets.append(_computed_slice_offset(k, d, n)), sizes.append(n), strides.append(k.step or 1)
             out_shape.append(n)
         else:
@@ -237,6 +237,58 @@ def _box(shape: tuple, parts: list, computed_sizes: list[int]) -> _Box:
         dim += 1
     scalar = not out_shape and all(type(k) is int or isinstance(k, Tensor) for k in parts)
     return _Box(tuple(offsets), tuple(sizes), tuple(strides), tuple(flips), tuple(out_shape), scalar)
+
+
+def _symbolic_length(k: slice, d: int) -> int:
+    """The length of slice `k` with computed bounds when its stop minus its start folds to a constant
+    (`X[i*B:(i+1)*B]`, `x[i:i+3]`), clamped as NumPy would if the start were 0 (the offset's guard checks the
+    real length at run time)."""
+    start, stop = (_linear(b, default) for b, default in ((k.start, 0), (k.stop, d)))
+    step = k.step if k.step is not None else 1
+    if start is None or stop is None or isinstance(step, Tensor):
+        raise Unsupported("a slice with computed bounds needs a length known when compiling (from profiling, "
+                          "the shape of the value written, or bounds that differ by a constant)")
+    diff = {leaf: stop[0].get(leaf, 0) - c for leaf, c in start[0].items()} | \
+        {leaf: c for leaf, c in stop[0].items() if leaf not in start[0]}
+    if any(diff.values()):
+        raise Unsupported("a slice with computed bounds needs a length known when compiling (from profiling, "
+                          "the shape of the value written, or bounds that differ by a constant)")
+    return len(range(0, min(max(stop[1] - start[1], 0), d), step)) if step > 0 else 0
+
+
+def _linear(b: Any, default: int, depth: int = 8) -> tuple[dict, int] | None:
+    """A slice bound as {leaf value: coefficient} + a constant, through additions, subtractions, negations,
+    integer casts and multiplications by constants of the IR values it was computed from; None if not."""
+    if b is None:
+        return {}, default
+    if type(b) is int:
+        return {}, b
+    value = b.value if isinstance(b, Tensor) else b
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    name = owner.name if owner is not None else ""
+    if name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.DenseIntElementsAttr) and attr.is_splat:
+            return {}, int(ir.IntegerAttr(attr.get_splat_value()).value)
+    if depth and name in ("pyfront.add", "pyfront.subtract", "pyfront.multiply"):
+        a, c = (_linear(o, default, depth - 1) for o in owner.operands)
+        if a is not None and c is not None:
+            if name == "pyfront.multiply" and (not a[0] or not c[0]):
+                (terms, k), scale = (c, a[1]) if not a[0] else (a, c[1])
+                return {leaf: v * scale for leaf, v in terms.items()}, k * scale
+            sign = -1 if name == "pyfront.subtract" else 1
+            if name != "pyfront.multiply":
+                terms = dict(a[0])
+                for leaf, v in c[0].items():
+                    terms[leaf] = terms.get(leaf, 0) + sign * v
+                return terms, a[1] + sign * c[1]
+    if depth and name in ("pyfront.astype", "pyfront.negative") and \
+            Tensor(owner.operands[0], np.ndarray).dtype.kind in "iu":
+        inner = _linear(owner.operands[0], default, depth - 1)
+        if inner is not None:
+            sign = -1 if name == "pyfront.negative" else 1
+            return {leaf: sign * v for leaf, v in inner[0].items()}, sign * inner[1]
+    return {value: 1}, 0
 
 
 def _computed_slice_sizes(parts: list, result_shape: tuple | None) -> list[int]:
@@ -557,10 +609,7 @@ def _value_sizes_for_slices(parts: list, v: Tensor) -> list[int]:
     for pos, k in enumerate(result_parts):
         if _is_computed_slice(k):
             i = pos + lead
-            if i < 0 or v.shape[i] in (None, 1):
-                raise Unsupported("writing through a slice with computed bounds needs a value whose shape gives "
-                                  "the slice's length")
-            sizes.append(v.shape[i])
+            sizes.append(None if i < 0 or v.shape[i] in (None, 1) else v.shape[i])  # None: `_symbolic_length`
     return sizes
 
 

@@ -74,6 +74,26 @@ def test_computed_bounds(fn):
     _compiled(fn, [(X.copy(), np.int64(0)), (X.copy(), np.int64(1)), (X.copy(), np.int64(1))])
 
 
+B = 2
+
+
+def get_batch(x, i):
+    return x[i * B:(i + 1) * B], x[i:i + 3] * 1, x[-3 - i:-i - 1]
+
+
+def batches_in_a_helper(x, i):
+    # Inlined helpers have no profile of their own: the lengths fold (stop - start is a constant).
+    a, b, c = get_batch(x, i)
+    out = np.ones_like(x)
+    out[i:i + 2] = 0  # a scalar value: the length folds too
+    return a.sum() + b.sum() + c.sum(), out
+
+
+def test_computed_bounds_whose_difference_folds():
+    x = np.arange(24.0).reshape(8, 3)
+    _compiled(batches_in_a_helper, [(x, np.int64(0)), (x, np.int64(1)), (x, np.int64(3)), (x, np.int64(6))])
+
+
 def test_computed_slice_shorter_than_profiled_deopts():
     # i = 3: x[6:8] of a 4-row array is empty: the guard deopts and the interpreter answers.
     _compiled(batch, [(X.copy(), np.int64(0)), (X.copy(), np.int64(1)), (X.copy(), np.int64(3))])
