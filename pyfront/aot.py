@@ -197,6 +197,10 @@ def _lower(fn, args: tuple, relaxed: dict):
                 f"(a {type(g.expected).__name__} that may change; an artifact cannot read Python "
                 "state): pass it as an argument"
             )
+    if graph.mutations:
+        paths = ", ".join(p for p, _ in graph.mutations)
+        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes into arrays the caller passes "
+                          f"({paths}); artifacts do not write into their arguments yet")
     for g in graph.state_guards:
         raise ExportError(
             f"cannot export {fn.__qualname__}: {g.site}: reads Python state at call time "

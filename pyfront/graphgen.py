@@ -30,6 +30,7 @@ import numpy as np
 
 from pyfront import deep_ast, indexing, numpy_api
 from pyfront import semantics as S
+from pyfront.buffers import BufferMixin
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
 from pyfront.dialects import verify_module
@@ -93,6 +94,7 @@ class Graph:
     context: ir.Context
     effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
+    mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
 
 
 @dataclass
@@ -121,7 +123,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMixin, ast.NodeVisitor):
+class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
@@ -158,6 +160,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         self.commits: list[tuple[str, Any]] = []
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, str] = {}
+        self._init_buffers()
 
     # Entry -----------------------------------------------------------------------
 
@@ -189,7 +192,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
             with ir.InsertionPoint(module.body):
                 f = func.FuncOp(name, ftype)
             f.attributes["pyfront.inputs"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in input_paths])
-            block = f.add_entry_block()
+            block = self._entry_block = f.add_entry_block()
             with ir.InsertionPoint(block):
                 values = iter(block.arguments)
                 params = [self._arg_value(s, values, Path(f"arg{i}"), a)
@@ -202,7 +205,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
                 ir.FunctionType.get(input_types, [t.value.type for t in leaves])
             )
             verify_module(module)
-        return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects)
+        return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects,
+                     mutations=self.mutation_commits)
 
     def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
         if isinstance(spec, ArraySpec):
@@ -220,7 +224,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
 
     def _arg_value(self, spec, values, path: Path, example: Any) -> Any:
         if isinstance(spec, ArraySpec):
-            return Tensor(next(values), np.ndarray, source=path)
+            return self._input_array(Tensor(next(values), np.ndarray, source=path), example)
         if isinstance(spec, ScalarSpec):
             return Tensor(next(values), spec.type, source=path)
         if isinstance(spec, SeqSpec):
@@ -346,25 +350,42 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         self._assign(node.target, self.visit(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if not isinstance(node.target, ast.Name):
-            raise Unsupported("augmented assignment to an attribute or subscript is not supported yet "
-                              "(on an array, NumPy updates the object the caller can see in place)", node)
-        current = self._load_name(node.target.id, node.target)
-        if isinstance(current, Seq) and current.kind is list:
-            if not isinstance(node.op, ast.Add):
-                raise Unsupported(f"{type(node.op).__name__}= on a list is not supported yet", node)
-            self._replace_list(current, current.items + tuple(self._iterate(self.visit(node.value), node)), node)
-            return
-        if isinstance(current, Tensor) and current.pytype is np.ndarray:
-            # In-place on an ndarray: exact as a rebinding only if nothing else can see the array.
-            if current.source is not None or current.view is not None or self._aliased(current):
-                raise Unsupported("in-place update of an array that other names or the caller can see", node)
-            result = self._binop(type(node.op), current, self.visit(node.value))
-            if not isinstance(result, Tensor) or result.dtype != current.dtype or result.shape != current.shape:
-                raise Unsupported("in-place update that changes dtype or shape raises in NumPy", node)
-            self._assign(node.target, Tensor(result.value, np.ndarray))
-            return
-        self._assign(node.target, self._binop(type(node.op), current, self.visit(node.value)))
+        """`t op= v` in CPython's order: the target's parts, its current value, then `v`.
+
+        On an array the operation is in place (buffers.py), and storing the same array
+        back (`self.W -= g`, `params[k] -= g`) is the identity Python's setattr/setitem is."""
+        op, target = type(node.op), node.target
+        if isinstance(target, ast.Name):
+            current = self._load_name(target.id, target)
+            if isinstance(current, Seq) and current.kind is list:
+                if op is not ast.Add:
+                    raise Unsupported(f"{op.__name__}= on a list is not supported yet", node)
+                self._replace_list(current, current.items + tuple(self._iterate(self.visit(node.value), node)), node)
+                return
+            new = self._augmented(op, current, self.visit(node.value), node)
+            if not _is_array(current):  # an array was written in place: every name bound to it sees it
+                self._assign(target, new)
+        elif isinstance(target, ast.Attribute):
+            obj = self.visit(target.value)
+            current = self._attribute(obj, target.attr, target)
+            new = self._augmented(op, current, self.visit(node.value), node)
+            instance_attr = isinstance(obj, Obj) and (target.attr in getattr(obj.example, "__dict__", {})
+                                                      or (id(obj.example), target.attr) in self.stored_attrs)
+            if not (_is_array(current) and instance_attr):  # else setattr binds the object it holds
+                self._store_attr(obj, target.attr, new, target)
+        elif isinstance(target, ast.Subscript):
+            base, key = self.visit(target.value), self.visit(target.slice)
+            current = self._subscript(base, key, target)
+            new = self._augmented(op, current, self.visit(node.value), node)
+            if not (isinstance(base, Obj) and _is_array(current)):  # else setitem binds the object it holds
+                self._store_item(base, key, new, target)
+        else:
+            raise Unsupported(f"augmented assignment to {type(target).__name__} is not supported", node)
+
+    def _augmented(self, op: type, current: Any, operand: Any, node: ast.AST) -> Any:
+        if _is_array(current):
+            return self._inplace(op, current, operand, node)
+        return self._binop(op, current, operand)
 
     def _aliased(self, t: Any) -> bool:
         """Whether anything but one local name refers to `t` (a view of `t` counts: it shares memory)."""
@@ -517,8 +538,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
         raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
-        base = self.visit(node.value)
-        key = self.visit(node.slice)
+        return self._subscript(self.visit(node.value), self.visit(node.slice), node)
+
+    def _subscript(self, base: Any, key: Any, node: ast.Subscript) -> Any:
         if isinstance(key, Tensor) and isinstance(base, Tensor) and id(key) in self.loop_counters:
             return self._take_row(base, key, node)
         if isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray \
@@ -721,7 +743,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
             options[k] = v.value
         if any(isinstance(a, (Obj, BoundMethod)) for a in args):
             raise Unsupported("printing objects is not supported yet (their repr may read state)", node)
-        self.effects.append((self._result_tree(Seq(tuple(args)), self.leaves), options))
+        self.effects.append((self._result_tree(Seq(tuple(self._by_value(a) for a in args)), self.leaves), options))
         return Known(None)
 
     def _apply(self, handler, args: list, kwargs: dict, name: str) -> Any:
@@ -832,6 +854,11 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, ContainerMix
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
+
+
+def _is_array(v: Any) -> bool:
+    """An ndarray: `v op= x` updates it in place (a NumPy scalar or Python number is rebound)."""
+    return isinstance(v, Tensor) and v.pytype is np.ndarray or isinstance(v, Known) and type(v.value) is np.ndarray
 
 
 def _is_value(v: Any) -> bool:

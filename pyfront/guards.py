@@ -136,6 +136,41 @@ class AliasGuard:
         return f"objects at {', '.join(map(str, self.paths))} alias as at compile time"[:160]
 
 
+@dataclass(frozen=True, eq=False)
+class BufferGuard:
+    """The arrays at `paths` alias as at compile time, and those the call writes can be written.
+
+    `groups` as in AliasGuard (one group per array object). A written array
+    (`written[i]`) must not share memory with another group's array (overlapping
+    views would see the write in NumPy but not in the graph) and must be writeable
+    (NumPy raises ValueError otherwise). pyfront/buffers.py makes these."""
+
+    paths: tuple[Path, ...]
+    groups: tuple[int, ...]
+    written: tuple[bool, ...]
+    site: str
+
+    def holds_for(self, values: list) -> bool:
+        first: dict[int, int] = {}
+        for value, group in zip(values, self.groups):
+            if type(value) is not np.ndarray or first.setdefault(id(value), group) != group:
+                return False
+        if len(first) != len(set(self.groups)):
+            return False
+        for i, (value, w) in enumerate(zip(values, self.written)):
+            if not w:
+                continue
+            if not value.flags.writeable:
+                return False
+            for other, group in zip(values, self.groups):
+                if group != self.groups[i] and np.may_share_memory(value, other):
+                    return False
+        return True
+
+    def describe(self) -> str:
+        return f"arrays at {', '.join(map(str, self.paths))} alias as at compile time, written ones writeable"[:160]
+
+
 # Shape guards hoisted out of the graph (passes/hoist_entry_guards.py) ------------
 
 # An expression over the compiled function's inputs, as nested lists (JSON in the IR):

@@ -54,7 +54,7 @@ from pyfront import semantics as S
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.primitives import by_op_name, get
 from pyfront.errors import Unsupported
-from pyfront.values import Known, Seq, Tensor, View
+from pyfront.values import Known, Seq, Tensor
 
 INT64 = np.dtype(np.int64)
 
@@ -379,9 +379,10 @@ def _basic_read(x: Tensor, parts: list, key: Any, result_shape: tuple | None) ->
     has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
     if box.scalar and not has_ellipsis:  # (x[1, 2, ...] is a 0-d view)
         return Tensor(result, x.dtype.type)  # a scalar copy, not a view
-    if box.dynamic:  # the host cannot replay a view whose offset was computed
-        return Tensor(result, np.ndarray, View(x.view.base if x.view else x, None))
-    return S.view_of(x, result, lambda a: a[key])
+    redo = lambda b: getitem(b, key, result_shape)  # noqa: E731
+    write_back = lambda b, v: setitem(b, key, v)  # noqa: E731
+    # The host cannot replay a view whose offset was computed (replay None).
+    return S.view_of(x, result, None if box.dynamic else lambda a: a[key], redo, write_back)
 
 
 # Advanced keys: gathers --------------------------------------------------------------

@@ -78,6 +78,33 @@ def _reorders(op) -> bool:
     return kept != sorted(kept)
 
 
+def may_be_reordered(value, budget: int = 64) -> bool:
+    """Whether NumPy may lay out the array computed as `value` in other than C order.
+
+    The rule of `check_results`, for one value while the graph is generated
+    (a reshape of such an array is a copy in NumPy, not a view); True when
+    more than `budget` ops would have to be looked at."""
+    from pyfront.dialects.mlir import ir
+
+    seen, todo = set(), [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v.owner, ir.Block) or not _distinguishable(v):
+            continue  # a function argument (C-ordered, check_argument), or a value of one layout
+        op = v.owner
+        if op.operation in seen:
+            continue
+        seen.add(op.operation)
+        name = op.operation.name
+        if len(seen) > budget or op.regions or name == _TRANSPOSE and _reorders(op):
+            return True
+        if name in _WRITE_OPS:
+            todo.append(op.operands[0])
+        elif name not in _C_RESULT_OPS:
+            todo.extend(op.operands)
+    return False
+
+
 def check_results(module, fn) -> None:
     """Raise Unsupported if the graph of `fn` (`module`) returns a value NumPy would not lay out in C order."""
     not_c: set = set()  # values (by their MLIR handle) NumPy may lay out otherwise

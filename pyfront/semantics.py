@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pyfront import layout
 from pyfront.compile_warnings import warnings_as
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir
@@ -423,13 +424,30 @@ def _nan_unless(ok: ir.Value, value: ir.Value) -> ir.Value:
 # Shapes and views ----------------------------------------------------------------
 
 
-def view_of(base: Tensor, result: ir.Value, replay) -> Tensor:
-    """A result that NumPy returns as a view of `base` (for reconstructing aliasing on the host)."""
-    root, chain = (base.view.base, base.view.replay) if base.view else (base, None)
-    if base.view and chain is None:
-        return Tensor(result, np.ndarray, View(root, None))  # a view of a row picked by a computed index
-    composed = (lambda a: replay(chain(a))) if chain else replay
-    return Tensor(result, np.ndarray, View(root, composed))
+def view_of(base: Tensor, result: ir.Value, replay, redo=None, write_back=None) -> Tensor:
+    """A result that NumPy returns as a view of `base` (for reconstructing aliasing on the host).
+
+    `redo(b)` applies the same view operation to another value of `base`, and
+    `write_back(b, v)` is `b` with the view's elements replaced by `v` (values.View:
+    writes through views and into viewed arrays, pyfront/buffers.py); None where unknown."""
+    if base.view is None:
+        root, derive, back = base, redo, write_back
+    else:
+        root, outer = base.view.base, base.view
+        derive = back = None
+        if redo is not None and outer.derive is not None:
+            derive = lambda r: redo(outer.derive(r))  # noqa: E731
+            if write_back is not None and outer.write_back is not None:
+                back = lambda r, v: outer.write_back(r, write_back(outer.derive(r), v))  # noqa: E731
+    if base.view is not None and replay is not None:
+        chain = base.view.replay  # None: a view of a row picked by a computed index
+        replay = None if chain is None else (lambda a, inner=replay: inner(chain(a)))
+    return Tensor(result, np.ndarray, View(root, replay, derive, back))
+
+
+def _reshaped(shape):
+    """`write_back` of a view that only reshapes: the view's elements, in C order, are the base's."""
+    return lambda b, v: Tensor(_reshape_value(v.value, b.shape), np.ndarray)
 
 
 def reshape(x: Any, shape: Sequence[int]) -> Tensor:
@@ -453,14 +471,18 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
         result = build("reshape", [t.value], shape=shape)
     if t.pytype is not np.ndarray:  # np.float32(1).reshape(()) returns a 0-d array copy
         return Tensor(result, np.ndarray)
-    return view_of(t, result, lambda a: a.reshape(shape))
+    if t.view is not None or layout.may_be_reordered(t.value):
+        return view_of(t, result, lambda a: a.reshape(shape))  # NumPy may copy: writes are not followed
+    return view_of(t, result, lambda a: a.reshape(shape), lambda b: reshape(b, shape), _reshaped(shape))
 
 
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Tensor:
     t = to_tensor(x)
     perm = tuple(range(t.ndim))[::-1] if axes is None else tuple(normalize_axes_ordered(axes, t.ndim))
     result = get("transpose").build([t.value], perm=perm)
-    return view_of(t, result, lambda a: a.transpose(perm))
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return view_of(t, result, lambda a: a.transpose(perm), lambda b: transpose(b, perm),
+                   lambda b, v: transpose(v, inverse))
 
 
 def normalize_axes_ordered(axes: Sequence[int], ndim: int) -> list[int]:
@@ -479,7 +501,7 @@ def expand_dims(x: Any, axis: Any) -> Tensor:
     for i in range(nd):
         shape.append(1 if i in axes else next(it))
     result = _reshape_value(t.value, tuple(shape))
-    return view_of(t, result, lambda a: np.expand_dims(a, axes))
+    return view_of(t, result, lambda a: np.expand_dims(a, axes), lambda b: expand_dims(b, axes), _reshaped(shape))
 
 
 def squeeze(x: Any, axis: Any = None) -> Tensor:
@@ -492,7 +514,7 @@ def squeeze(x: Any, axis: Any = None) -> Tensor:
             raise Unsupported("cannot select an axis to squeeze out which has size not equal to one")
     shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     result = _reshape_value(t.value, shape)
-    return view_of(t, result, lambda a: np.squeeze(a, axes))
+    return view_of(t, result, lambda a: np.squeeze(a, axes), lambda b: squeeze(b, axes), _reshaped(shape))
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
@@ -502,7 +524,8 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Tensor:
         result = build("broadcast_to", [t.value], shape=shape)
     except ValueError as e:
         raise Unsupported(str(e)) from None
-    return view_of(t, result, lambda a: np.broadcast_to(a, shape))
+    # NumPy's broadcast views are read-only: writes through them raise (no write_back).
+    return view_of(t, result, lambda a: np.broadcast_to(a, shape), lambda b: broadcast_to(b, shape))
 
 
 def concatenate(items: Sequence[Any], axis: int = 0) -> Tensor:

@@ -57,8 +57,10 @@ class StateMixin:
         self._record_store(path, value, obj, ("attr", name), node)
 
     def _assign_item(self, target: ast.Subscript, value: Any) -> None:
-        base = self.visit(target.value)
-        key = self.visit(target.slice)
+        self._store_item(self.visit(target.value), self.visit(target.slice), value, target)
+
+    def _store_item(self, base: Any, key: Any, value: Any, target: ast.Subscript) -> None:
+        """`base[key] = value`, `base` and `key` evaluated."""
         if isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray:
             self._write_local_array(target, base, key, value)
             return
@@ -82,35 +84,17 @@ class StateMixin:
         self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
 
     def _write_local_array(self, target: ast.Subscript, base: Tensor | Known, key: Any, value: Any) -> None:
-        """`a[key] = value` on an array this call created and only the local name `a` refers to.
-
-        A Known base is an array folded at compile time (`np.zeros(3)`), a fresh object per call."""
-        name = self._local_array_name(target.value, base, target)
-        if isinstance(base, Known):
-            base = S.constant(base.value)
-        self.frame.env[name] = indexing.setitem(base, indexing.as_key(key), value)
+        """`a[key] = value` for an array `a` (buffers.py: every name, view and caller sees the write)."""
+        self._write_item(base, indexing.as_key(key), value, target)
 
     def _ufunc_at(self, ufunc: np.ufunc, args: list, kwargs: dict, node: ast.Call) -> Known:
-        """`np.add.at(a, key, v)` (unbuffered: repeated indices accumulate) on a local array, as a write."""
+        """`np.add.at(a, key, v)` (unbuffered: repeated indices accumulate), a write into `a`."""
         if kwargs or len(args) != 3 or len(node.args) != 3:
             raise Unsupported(f"np.{ufunc.__name__}.at is supported with three positional arguments", node)
         base = args[0]
-        if not (isinstance(base, Tensor) or isinstance(base, Known) and type(base.value) is np.ndarray):
-            raise Unsupported(f"np.{ufunc.__name__}.at on {S.describe(base)} is not supported", node)
-        name = self._local_array_name(node.args[0], base, node)
-        if isinstance(base, Known):
-            base = S.constant(base.value)
-        self.frame.env[name] = indexing.add_at(base, indexing.as_key(args[1]), args[2], ufunc)
+        target = self._writable(base, node)
+        self._write_array(base, indexing.add_at(target, indexing.as_key(args[1]), args[2], ufunc), node)
         return Known(None)
-
-    def _local_array_name(self, target: ast.expr, base: Tensor | Known, node: ast.AST) -> str:
-        """The local name of an array a write may rebind: only that name can see the array."""
-        if not isinstance(target, ast.Name) or target.id in self.frame.declared \
-                or isinstance(base, Tensor) and (base.source is not None or base.view is not None) \
-                or self._aliased(base):
-            raise Unsupported("writing into an array (a[...] = v, np.add.at(a, ...)) that the caller, Python "
-                              "state or other names can see is not supported yet: NumPy mutates it in place", node)
-        return target.id
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
         if not isinstance(value, Tensor) or not (value.pytype is np.ndarray or issubclass(value.pytype, np.generic)):
@@ -172,6 +156,7 @@ class StateMixin:
     def _finish_stores(self, node: ast.AST) -> None:
         """What each store commits (after every guard held), and the alias guard its objects need."""
         self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
+        self._finish_buffers(f"{self.fn.__code__.co_filename}:{node.lineno}")
         if self._store_slots and len(self.objects) > 1:
             ids: dict[int, int] = {}
             groups = tuple(ids.setdefault(id(example), len(ids)) for _, example in self.objects.values())
@@ -211,7 +196,7 @@ class StateMixin:
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
             t = op.build([], [tensor_type(value.shape, value.dtype)], name=name, ip=self._state_ip()).result
-            return Tensor(t, np.ndarray, source=path)
+            return self._input_array(Tensor(t, np.ndarray, source=path), value)
         self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
         if is_constant(value) or isinstance(value, np.generic):
             return Known(value, self._root_path(kind, container, name))
@@ -282,7 +267,7 @@ class StateMixin:
                 raise Unsupported(f"{path} is an array that is not C-ordered: {LAYOUT_REASON}", node)
             self._state_guard(path, ArraySpec(value.dtype, value.shape), node)
             t = load.build([obj.value], [tensor_type(value.shape, value.dtype)], ip=self._state_ip(), **attrs)
-            return Tensor(t.result, np.ndarray, source=path)
+            return self._input_array(Tensor(t.result, np.ndarray, source=path), value)
         if isinstance(value, np.generic) and value.dtype in S.SUPPORTED_DTYPES:
             # A NumPy scalar (a tree leaf's word id, a step counter) is a runtime value, like
             # a NumPy scalar argument: specializing on it would compile once per value.

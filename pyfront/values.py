@@ -44,6 +44,11 @@ class View:
     # Applies the same view operation to the base on the host; None when the host cannot
     # (a row picked by a computed index): such a view is never returned, printed or stored.
     replay: Callable[[Any], Any] | None
+    # In the graph (pyfront/buffers.py): `derive(base)` is the view's value for a new value of
+    # the base (after a write into it); `write_back(base, v)` the base's value after the view's
+    # elements became `v`. None where a write cannot be followed (the write is refused).
+    derive: Callable[[Tensor], Tensor] | None = None
+    write_back: Callable[[Tensor, Tensor], Tensor] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -95,7 +95,7 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         identity_guards=graph.identity_guards, state_guards=graph.state_guards,
         graph_guards=guards, pyfront_ir=pyfront_ir,
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
-        commits=graph.commits, hoisted_guards=hoisted, device_state=config.device_state,
+        commits=graph.commits, mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
         fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores,
     )
 

@@ -24,6 +24,7 @@ two buffers per parameter. The kept arrays live as long as the variant.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from pyfront.dialects.state_path import Path
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
 
-from pyfront.guards import AliasGuard, IdentityGuard, StateGuard
+from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard
 from pyfront.interrupts import reraise_if_asynchronous
 
 
@@ -87,6 +88,7 @@ class Variant:
     cache_hit: bool
     effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
+    mutations: list = field(default_factory=list)  # written input arrays: (path, tree of their new contents)
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
     fp_checks_per_op: bool = False  # guard-fp-events checked each op exactly (not deferred)
@@ -100,6 +102,7 @@ class Variant:
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
     _commit_paths: list = field(default_factory=list, repr=False)
+    _mutations: list = field(default_factory=list, repr=False)  # (resolver, tree) per written input array
     _store_index: dict = field(default_factory=dict, repr=False)
     _result_index: list = field(default_factory=list, repr=False)
     _guard_index: int | None = None
@@ -114,7 +117,7 @@ class Variant:
         self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
-                              if isinstance(g, AliasGuard)]
+                              if isinstance(g, (AliasGuard, BufferGuard))]
         for i, p in enumerate(self.output_paths):
             if p == "guards":
                 self._guard_index = i
@@ -129,6 +132,7 @@ class Variant:
         order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
         self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
         self._commit_paths = order
+        self._mutations = [(make_resolver(Path.parse(p), fn), tree) for p, tree in self.mutations]
         self._modes = self._output_modes()
         # A storage argument is offered the array that the slot held before the
         # last commit (the call's input of that path), when the output it
@@ -142,7 +146,9 @@ class Variant:
 
         committed = [tree for _, tree in self._commits]
         state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
-        read = {key(x) for tree in [self.result_tree, *committed, *(t for t, _ in self.effects)] for x in leaves(tree)}
+        written = [tree for _, tree in self.mutations]  # copied into the caller's arrays: host memory
+        read = {key(x) for tree in [self.result_tree, *committed, *written, *(t for t, _ in self.effects)]
+                for x in leaves(tree)}
         resident = RESIDENT if self.device_state else COPY
         keys: dict[int, set] = {}  # output -> the leaves it is
         for p, i in self._store_index.items():
@@ -236,11 +242,18 @@ class Variant:
         builder = ResultBuilder(resolve, results, stored)
         printed = [(builder.build(tree), options) for tree, options in self.effects]
         committed = [(commit, builder.build(tree)) for commit, tree in self._commits]
+        # Written input arrays: the objects the call started with, and their new contents.
+        written = [(target(args), builder.build(tree)) for target, tree in self._mutations]
         result = builder.build(self.result_tree)
         if not commit:
-            return Pending(result, printed, [(p, v) for p, (_, v) in zip(self._commit_paths, committed)])
+            stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
+            # The printed values as they are now: the interpreter, run next, may write into them.
+            return Pending(result, copy.deepcopy(printed),
+                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)] + stores)
         for values, options in printed:
             print(*values, **options)
+        for array, contents in written:
+            np.copyto(array, contents)
         for committer, value in committed:
             committer(args, value)
         for s, k in self._displaced:  # offered as storage next call; only_the_callers decides

@@ -146,10 +146,14 @@ def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         return pending
     before = {}
     stored = dict(pending.stores)
+    written = [variant.resolver(p)(args) for p, _ in variant.mutations]  # arrays the call writes into
     for path, resolve in zip(variant.input_paths, variant.input_resolvers):
         if path not in stored:
             try:
-                before[path] = copy.deepcopy(resolve(args))
+                value = resolve(args)
+                if any(np.may_share_memory(value, w) for w in written):
+                    continue  # another path to a written array: compared through that path
+                before[path] = copy.deepcopy(value)
             except Exception:  # noqa: BLE001 - not copyable: this path is not compared
                 pass
     with _recorded_stdout() as out:
