@@ -189,10 +189,10 @@ class BufferMixin:
             if id(v) in memo:
                 return memo[id(v)]
             new = v
-            if isinstance(v, Tensor):
-                if is_buffer(v):
-                    new = version(v)
-                elif v.view is not None and is_buffer(v.view.base):
+            if isinstance(v, (Tensor, Known)) and is_buffer(v):
+                new = version(v)
+            elif isinstance(v, Tensor):
+                if v.view is not None and is_buffer(v.view.base):
                     view = v.view
                     if view.derive is None:
                         raise Unsupported("an array is written while a view of it (made by a reshape NumPy may "

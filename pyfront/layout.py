@@ -105,8 +105,11 @@ def may_be_reordered(value, budget: int = 64) -> bool:
     return False
 
 
-def check_results(module, fn) -> None:
-    """Raise Unsupported if the graph of `fn` (`module`) returns a value NumPy would not lay out in C order."""
+def check_results(module, fn, copied: frozenset = frozenset()) -> None:
+    """Raise Unsupported if the graph of `fn` (`module`) returns a value NumPy would not lay out in C order.
+
+    `copied`: positions of returned values that are only copied into the caller's own
+    arrays (written arguments, pyfront/buffers.py), which keep their layout."""
     not_c: set = set()  # values (by their MLIR handle) NumPy may lay out otherwise
 
     def visit(op) -> bool:
@@ -150,7 +153,8 @@ def check_results(module, fn) -> None:
     for func in top:
         for block in func.regions[0].blocks:
             for op in block.operations:
-                if op.operation.name == "func.return" and any(v in not_c for v in op.operands):
+                if op.operation.name == "func.return" and any(v in not_c for i, v in enumerate(op.operands)
+                                                               if i not in copied):
                     error = Unsupported(f"{fn.__qualname__} returns or stores an array that NumPy lays "
                                         f"out in another memory order: {REASON}", filename=fn.__code__.co_filename)
                     error.lineno = fn.__code__.co_firstlineno

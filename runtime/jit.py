@@ -25,6 +25,7 @@ from pyfront.runtime.iree_backend import (BackendRestriction, CompileTimeout, Lo
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
+from pyfront.runtime.results import Output, leaves
 from pyfront.runtime.variant import GuardInfo, Variant
 
 from pyfront import layout, logs
@@ -52,7 +53,7 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     with graph.context:
-        layout.check_results(graph.module, fn)
+        layout.check_results(graph.module, fn, _copied_outputs(graph))
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)
@@ -98,6 +99,15 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         commits=graph.commits, mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
         fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores,
     )
+
+
+def _copied_outputs(graph) -> frozenset:
+    """Outputs only copied into the caller's arrays (written inputs): their layout is the caller's."""
+    def outputs(trees) -> set:
+        return {x.index for tree in trees for x in leaves(tree) if isinstance(x, Output)}
+
+    kept = outputs([graph.result, *(t for _, t in graph.commits), *(t for t, _ in graph.effects)])
+    return frozenset(outputs(t for _, t in graph.mutations) - kept)
 
 
 def _reuses_storage(config: Config) -> bool:
