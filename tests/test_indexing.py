@@ -122,7 +122,8 @@ ROWS, COLS = np.array([[0], [3]]), np.array([1, 2, 5])  # read from globals at c
 
 
 def constant_lists(x):
-    return x[[0, 2]], x[[-1, 1], [0, -2]], x[ROWS, COLS], x[[True, False, True, True]], x[:, [False, False, False, False, False, False]]
+    none = [False, False, False, False, False, False]
+    return x[[0, 2]], x[[-1, 1], [0, -2]], x[ROWS, COLS], x[[True, False, True, True]], x[:, none]
 
 
 def mixed_placement(y, i, j):

@@ -307,6 +307,9 @@ DYNAMIC_CASES = [
     _c("conv2d", (None, 2, 5, 4), (3, 2, 3, 2), strides=(1, 1), padding=(1, 1)),
     _c("max_pool2d", (None, 2, 4, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
     _c("embedding", (6, 3), (None, 3), dtypes=("float64", "int64")),
+    _c("gather", (6, 3), (None,), dtypes=("float64", "int64"), axes=(0,)),
+    _c("scatter_add", (6, 3), (None, 3), (None,), dtypes=("float64", "float64", "int64"), axes=(0,)),
+    _c("expand", (None, 3), (4, 2), dtypes=("float64", "bool")),
 ]
 
 
