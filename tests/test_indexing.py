@@ -339,6 +339,40 @@ def test_arange_indices_with_repeats_in_the_other_index():
     _compiled(add_at_rows, [(X.copy(), idx, np.arange(12.0).reshape(4, 3)), (X.copy(), idx[::-1].copy(), 2.5)])
 
 
+def word_embedding_backward(dout, x, W):
+    dW = np.zeros_like(W)
+    np.add.at(dW, x, dout)  # as course assignments write the embedding gradient
+    return dW
+
+
+def svm_loss(x, y):
+    """The multiclass SVM loss of course assignments (layers.py), `dx[r, y] -= num_pos` spelled out."""
+    N = x.shape[0]
+    correct_class_scores = x[np.arange(N), y]
+    margins = np.maximum(0, x - correct_class_scores[:, np.newaxis] + 1.0)
+    margins[np.arange(N), y] = 0
+    loss = np.sum(margins) / N
+    num_pos = np.sum(margins > 0, axis=1)
+    dx = np.zeros_like(x)
+    dx[margins > 0] = 1
+    dx[np.arange(N), y] = dx[np.arange(N), y] - num_pos
+    dx /= N
+    return loss, dx
+
+
+def test_svm_loss():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 5))
+    _compiled(svm_loss, [(x, rng.integers(0, 5, 8)), (x * 3, rng.integers(0, 5, 8)), (x, np.zeros(8, np.int64))])
+
+
+def test_word_embedding_backward():
+    rng = np.random.default_rng(5)
+    W, dout = rng.standard_normal((7, 4)), rng.standard_normal((2, 3, 4))
+    _compiled(word_embedding_backward, [(dout, np.array([[0, 3, 3], [6, 0, 3]]), W),
+                                        (dout * 2, np.array([[1, 1, 1], [1, 2, 5]]), W)])
+
+
 def test_add_at_accumulates_repeated_indices():
     _compiled(add_at, [(X.copy(), np.array([1, 1, 3]), np.arange(18.0).reshape(3, 6)),
                        (X.copy(), np.array([0, 0, 0]), 2.0)])
