@@ -99,8 +99,8 @@ def _part(k: Any) -> Any:
     if isinstance(k, slice):
         bounds = [_slice_bound(p) for p in (k.start, k.stop, k.step)]
         return slice(*bounds)
-    if isinstance(k, list):
-        k = np.asarray(k) if k else np.zeros(0, np.intp)
+    if isinstance(k, (list, tuple, range)):  # sequences inside a key are index arrays (`x[range(n), y]`)
+        k = np.asarray(k) if len(k) else np.zeros(0, np.intp)
     if isinstance(k, np.ndarray):
         if k.dtype.kind not in "iub" or k.dtype == np.uint64:
             raise Unsupported(f"indexing with a {k.dtype} array raises IndexError in NumPy")
