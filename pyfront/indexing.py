@@ -451,7 +451,7 @@ def _advanced_read(x: Tensor, parts: list) -> Tensor:
     adv = _advanced(x.shape, parts)
     box = _box(x.shape, adv.box_parts, [])
     boxed = _read_box(x, box)
-    gathered = S.build("gather", [boxed] + [t.value for t in adv.indices], axes=adv.index_dims)
+    gathered = S.build("gather", [boxed] + [t.value for t in adv.indices], axes=adv.index_dims, at=0)
     order = _gathered_order(adv, adv.indices[0].ndim)
     kept = [entry for entry in adv.layout if entry != ("one",)]
     perm = [order.index(entry) for entry in kept]
@@ -516,6 +516,15 @@ def setitem(x: Tensor, key: Any, value: Any) -> Tensor:
     if any(_is_array(p) for p in parts):
         return _advanced_write(x, parts, v, "scatter")
     return _basic_write(x, parts, v)
+
+
+def take(x: Tensor, indices: Any, axis: int) -> Tensor:
+    """`np.take(x, indices, axis)` (mode 'raise'): x[..., indices, ...] at `axis`, a C-ordered copy."""
+    part = _part(indices)
+    if type(part) is int or isinstance(part, Tensor) and part.ndim == 0 or not _is_array(part) or _is_mask(part):
+        return getitem(x, (slice(None),) * axis + (indices,))
+    index = _index_array(part, x.shape[axis], axis)
+    return Tensor(S.build("gather", [x.value, index.value], axes=[axis], at=axis), np.ndarray)
 
 
 def add_at(x: Tensor, key: Any, value: Any, ufunc: np.ufunc) -> Tensor:

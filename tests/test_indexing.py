@@ -303,8 +303,9 @@ def test_scatter_cast():
 
 
 def take_forms(x, idx):
-    # (np.take(x, idx, axis=1) is C-ordered in NumPy, but computed through a transpose: kept 1-d here)
-    return np.take(x, idx, axis=1).sum(axis=0), np.take(x, idx), x.take(idx, axis=0), np.take(x[0], idx[0])
+    # np.take(x, idx, axis=1) is C-ordered in NumPy (x[:, idx] is not: test_memory_order_kept)
+    return np.take(x, idx, axis=1), np.take(x, idx), x.take(idx, axis=0), np.take(x[0], idx[0]), \
+        np.take(x, idx[:, None], axis=-1), np.take(x, range(2), axis=1)
 
 
 def take_along(x, idx):
