@@ -99,8 +99,8 @@ def _part(k: Any) -> Any:
     if isinstance(k, slice):
         bounds = [_slice_bound(p) for p in (k.start, k.stop, k.step)]
         return slice(*bounds)
-    if isinstance(k, list):
-        k = np.asarray(k) if k else np.zeros(0, np.intp)
+    if isinstance(k, (list, tuple, range)):  # sequences inside a key are index arrays (`x[range(n), y]`)
+        k = np.asarray(k) if len(k) else np.zeros(0, np.intp)
     if isinstance(k, np.ndarray):
         if k.dtype.kind not in "iub" or k.dtype == np.uint64:
             raise Unsupported(f"indexing with a {k.dtype} array raises IndexError in NumPy")
@@ -241,53 +241,42 @@ def _box(shape: tuple, parts: list, computed_sizes: list[int]) -> _Box:
 
 def _symbolic_length(k: slice, d: int) -> int:
     """The length of slice `k` with computed bounds when its stop minus its start folds to a constant
-    (`X[i*B:(i+1)*B]`, `x[i:i+3]`), clamped as NumPy would if the start were 0 (the offset's guard checks the
-    real length at run time)."""
-    start, stop = (_linear(b, default) for b, default in ((k.start, 0), (k.stop, d)))
+    (`X[i*B:(i+1)*B]`, `x[i:i+3]`), clamped as NumPy would if the start were 0 (a guess: the offset's guard
+    checks the real length at run time)."""
     step = k.step if k.step is not None else 1
-    if start is None or stop is None or isinstance(step, Tensor):
+    start, stop = ((({}, default) if b is None else _linear(b)) for b, default in ((k.start, 0), (k.stop, d)))
+    leaves = start[0].keys() | stop[0].keys()
+    if isinstance(step, Tensor) or step <= 0 or any(stop[0].get(v, 0) != start[0].get(v, 0) for v in leaves):
         raise Unsupported("a slice with computed bounds needs a length known when compiling (from profiling, "
                           "the shape of the value written, or bounds that differ by a constant)")
-    diff = {leaf: stop[0].get(leaf, 0) - c for leaf, c in start[0].items()} | \
-        {leaf: c for leaf, c in stop[0].items() if leaf not in start[0]}
-    if any(diff.values()):
-        raise Unsupported("a slice with computed bounds needs a length known when compiling (from profiling, "
-                          "the shape of the value written, or bounds that differ by a constant)")
-    return len(range(0, min(max(stop[1] - start[1], 0), d), step)) if step > 0 else 0
+    return len(range(0, min(max(stop[1] - start[1], 0), d), step))
 
 
-def _linear(b: Any, default: int, depth: int = 8) -> tuple[dict, int] | None:
-    """A slice bound as {leaf value: coefficient} + a constant, through additions, subtractions, negations,
-    integer casts and multiplications by constants of the IR values it was computed from; None if not."""
-    if b is None:
-        return {}, default
+def _linear(b: Any, depth: int = 8) -> tuple[dict, int]:
+    """A slice bound as {leaf IR value: coefficient} + a constant, through the additions, subtractions,
+    negations, integer casts and multiplications by constants it was computed with (leaves: anything else)."""
     if type(b) is int:
         return {}, b
     value = b.value if isinstance(b, Tensor) else b
     owner = value.owner if isinstance(value, ir.OpResult) else None
-    name = owner.name if owner is not None else ""
+    name = owner.name if owner is not None and depth else ""
     if name == "arith.constant":
         attr = owner.attributes["value"]
         if isinstance(attr, ir.DenseIntElementsAttr) and attr.is_splat:
             return {}, int(ir.IntegerAttr(attr.get_splat_value()).value)
-    if depth and name in ("pyfront.add", "pyfront.subtract", "pyfront.multiply"):
-        a, c = (_linear(o, default, depth - 1) for o in owner.operands)
-        if a is not None and c is not None:
-            if name == "pyfront.multiply" and (not a[0] or not c[0]):
-                (terms, k), scale = (c, a[1]) if not a[0] else (a, c[1])
-                return {leaf: v * scale for leaf, v in terms.items()}, k * scale
-            sign = -1 if name == "pyfront.subtract" else 1
-            if name != "pyfront.multiply":
-                terms = dict(a[0])
-                for leaf, v in c[0].items():
-                    terms[leaf] = terms.get(leaf, 0) + sign * v
-                return terms, a[1] + sign * c[1]
-    if depth and name in ("pyfront.astype", "pyfront.negative") and \
-            Tensor(owner.operands[0], np.ndarray).dtype.kind in "iu":
-        inner = _linear(owner.operands[0], default, depth - 1)
-        if inner is not None:
-            sign = -1 if name == "pyfront.negative" else 1
-            return {leaf: sign * v for leaf, v in inner[0].items()}, sign * inner[1]
+    elif name in ("pyfront.add", "pyfront.subtract"):
+        (ta, ca), (tb, cb) = (_linear(o, depth - 1) for o in owner.operands)
+        sign = -1 if name == "pyfront.subtract" else 1
+        return {v: ta.get(v, 0) + sign * tb.get(v, 0) for v in ta.keys() | tb.keys()}, ca + sign * cb
+    elif name == "pyfront.multiply":
+        (ta, ca), (tb, cb) = (_linear(o, depth - 1) for o in owner.operands)
+        if not ta or not tb:  # a constant factor
+            terms, const, scale = (tb, cb, ca) if not ta else (ta, ca, cb)
+            return {v: c * scale for v, c in terms.items()}, const * scale
+    elif name in ("pyfront.astype", "pyfront.negative") and Tensor(owner.operands[0], np.ndarray).dtype.kind in "iu":
+        terms, const = _linear(owner.operands[0], depth - 1)
+        sign = -1 if name == "pyfront.negative" else 1
+        return {v: sign * c for v, c in terms.items()}, sign * const
     return {value: 1}, 0
 
 
@@ -463,7 +452,7 @@ def _advanced_read(x: Tensor, parts: list) -> Tensor:
     adv = _advanced(x.shape, parts)
     box = _box(x.shape, adv.box_parts, [])
     boxed = _read_box(x, box)
-    gathered = S.build("gather", [boxed] + [t.value for t in adv.indices], axes=adv.index_dims)
+    gathered = S.build("gather", [boxed] + [t.value for t in adv.indices], axes=adv.index_dims, at=0)
     order = _gathered_order(adv, adv.indices[0].ndim)
     kept = [entry for entry in adv.layout if entry != ("one",)]
     perm = [order.index(entry) for entry in kept]
@@ -528,6 +517,15 @@ def setitem(x: Tensor, key: Any, value: Any) -> Tensor:
     if any(_is_array(p) for p in parts):
         return _advanced_write(x, parts, v, "scatter")
     return _basic_write(x, parts, v)
+
+
+def take(x: Tensor, indices: Any, axis: int) -> Tensor:
+    """`np.take(x, indices, axis)` (mode 'raise'): x[..., indices, ...] at `axis`, a C-ordered copy."""
+    part = _part(indices)
+    if type(part) is int or isinstance(part, Tensor) and part.ndim == 0 or not _is_array(part) or _is_mask(part):
+        return getitem(x, (slice(None),) * axis + (indices,))
+    index = _index_array(part, x.shape[axis], axis)
+    return Tensor(S.build("gather", [x.value, index.value], axes=[axis], at=axis), np.ndarray)
 
 
 def add_at(x: Tensor, key: Any, value: Any, ufunc: np.ufunc) -> Tensor:

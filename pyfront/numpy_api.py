@@ -198,7 +198,7 @@ def _take(a, indices, axis=Known(None), out=Known(None), mode=Known("raise")):
         return indexing.getitem(S.reshape(t, (-1,)), indexing.as_key(indices)) if t.ndim != 1 else \
             indexing.getitem(t, indexing.as_key(indices))
     (ax,) = S.normalize_axes(ax, t.ndim)
-    return indexing.getitem(t, (slice(None),) * ax + (indexing.as_key(indices),))
+    return indexing.take(t, indexing.as_key(indices), ax)
 
 
 @implements(np.take_along_axis)

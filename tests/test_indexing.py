@@ -107,7 +107,7 @@ def test_computed_index_out_of_range_raises_numpys_index_error():
 
 
 def pick_labels(p, y):
-    return p[np.arange(p.shape[0]), y]
+    return p[np.arange(p.shape[0]), y], p[range(p.shape[0]), y], p[(0, 1), :].sum()
 
 
 def embedding(w, idx):
@@ -122,7 +122,8 @@ ROWS, COLS = np.array([[0], [3]]), np.array([1, 2, 5])  # read from globals at c
 
 
 def constant_lists(x):
-    return x[[0, 2]], x[[-1, 1], [0, -2]], x[ROWS, COLS], x[[True, False, True, True]], x[:, [False, False, False, False, False, False]]
+    none = [False, False, False, False, False, False]
+    return x[[0, 2]], x[[-1, 1], [0, -2]], x[ROWS, COLS], x[[True, False, True, True]], x[:, none]
 
 
 def mixed_placement(y, i, j):
@@ -302,8 +303,9 @@ def test_scatter_cast():
 
 
 def take_forms(x, idx):
-    # (np.take(x, idx, axis=1) is C-ordered in NumPy, but computed through a transpose: kept 1-d here)
-    return np.take(x, idx, axis=1).sum(axis=0), np.take(x, idx), x.take(idx, axis=0), np.take(x[0], idx[0])
+    # np.take(x, idx, axis=1) is C-ordered in NumPy (x[:, idx] is not: test_memory_order_kept)
+    return np.take(x, idx, axis=1), np.take(x, idx), x.take(idx, axis=0), np.take(x[0], idx[0]), \
+        np.take(x, idx[:, None], axis=-1), np.take(x, range(2), axis=1)
 
 
 def take_along(x, idx):
@@ -336,6 +338,40 @@ def add_at_rows(x, idx, v):
 def test_arange_indices_with_repeats_in_the_other_index():
     idx = np.array([[0, 0, 5], [1, 2, 1], [3, 3, 3], [-1, 4, 0]])
     _compiled(add_at_rows, [(X.copy(), idx, np.arange(12.0).reshape(4, 3)), (X.copy(), idx[::-1].copy(), 2.5)])
+
+
+def word_embedding_backward(dout, x, W):
+    dW = np.zeros_like(W)
+    np.add.at(dW, x, dout)  # as course assignments write the embedding gradient
+    return dW
+
+
+def svm_loss(x, y):
+    """The multiclass SVM loss of course assignments (layers.py), `dx[r, y] -= num_pos` spelled out."""
+    N = x.shape[0]
+    correct_class_scores = x[np.arange(N), y]
+    margins = np.maximum(0, x - correct_class_scores[:, np.newaxis] + 1.0)
+    margins[np.arange(N), y] = 0
+    loss = np.sum(margins) / N
+    num_pos = np.sum(margins > 0, axis=1)
+    dx = np.zeros_like(x)
+    dx[margins > 0] = 1
+    dx[np.arange(N), y] = dx[np.arange(N), y] - num_pos
+    dx /= N
+    return loss, dx
+
+
+def test_svm_loss():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 5))
+    _compiled(svm_loss, [(x, rng.integers(0, 5, 8)), (x * 3, rng.integers(0, 5, 8)), (x, np.zeros(8, np.int64))])
+
+
+def test_word_embedding_backward():
+    rng = np.random.default_rng(5)
+    W, dout = rng.standard_normal((7, 4)), rng.standard_normal((2, 3, 4))
+    _compiled(word_embedding_backward, [(dout, np.array([[0, 3, 3], [6, 0, 3]]), W),
+                                        (dout * 2, np.array([[1, 1, 1], [1, 2, 5]]), W)])
 
 
 def test_add_at_accumulates_repeated_indices():

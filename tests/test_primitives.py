@@ -219,8 +219,8 @@ SPECS: dict[str, list[Spec]] = {
         _spec([(4, 3, 2)], "one", offsets=(3, 0, 1), sizes=(1, 3, 1), strides=(1, 1, 1)),
     ],
     # gather.py: repeated indices (5 draws from 3 rows), several index operands, a 0-d index.
-    "gather": [_spec([(3, 4), (5,)], axes=(0,)), _spec([(3, 4, 3), (2, 3), (2, 3)], "one", axes=(0, 2)),
-               _spec([(4, 3), ()], "one", axes=(1,))],
+    "gather": [_spec([(3, 4), (5,)], axes=(0,), at=0), _spec([(3, 4, 3), (2, 3), (2, 3)], "one", axes=(0, 2), at=0),
+               _spec([(4, 3), ()], "one", axes=(1,), at=0), _spec([(2, 3, 4), (2, 5)], "one", axes=(1,), at=1)],
     "scatter": [_spec([(3, 4), (5, 4), (5,)], axes=(0,)),
                 _spec([(3, 4, 3), (2, 3, 4), (2, 3), (2, 3)], "one", axes=(0, 2))],
     "scatter_add": [_spec([(3, 4), (5, 4), (5,)], axes=(0,)), _spec([(4, 3), (2, 2), (2, 2), (2, 2)], "one", axes=(0, 1)),

@@ -112,8 +112,9 @@ CASES: list[Case] = [
     _c("take", (3, 4), (), dtypes=("float64", "int64")),
     _c("take", (3,), (), dtypes=("float64", "int64")),
     # gather.py: 5 indices into 3 rows repeat (accumulating in scatter_add, the last winning in scatter).
-    _c("gather", (3, 4), (5,), dtypes=("float64", "int64"), axes=(0,)),
-    _c("gather", (3, 4, 3), (2, 3), (2, 3), dtypes=("float64", "int64", "int64"), axes=(0, 2)),
+    _c("gather", (3, 4), (5,), dtypes=("float64", "int64"), axes=(0,), at=0),
+    _c("gather", (3, 4, 3), (2, 3), (2, 3), dtypes=("float64", "int64", "int64"), axes=(0, 2), at=0),
+    _c("gather", (2, 3, 4), (2, 5), dtypes=("float64", "int64"), axes=(1,), at=1),
     _c("scatter", (3, 4), (5, 4), (5,), dtypes=("float64", "float64", "int64"), axes=(0,)),
     _c("scatter", (4, 3), (2, 2), (2, 2), (2, 2), dtypes=("float64", "float64", "int64", "int64"), axes=(0, 1)),
     _c("scatter", (4, 3, 2), (5, 4, 2), (5,), dtypes=("float64", "float64", "int64"), axes=(1,)),
@@ -307,6 +308,9 @@ DYNAMIC_CASES = [
     _c("conv2d", (None, 2, 5, 4), (3, 2, 3, 2), strides=(1, 1), padding=(1, 1)),
     _c("max_pool2d", (None, 2, 4, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
     _c("embedding", (6, 3), (None, 3), dtypes=("float64", "int64")),
+    _c("gather", (6, 3), (None,), dtypes=("float64", "int64"), axes=(0,), at=0),
+    _c("scatter_add", (6, 3), (None, 3), (None,), dtypes=("float64", "float64", "int64"), axes=(0,)),
+    _c("expand", (None, 3), (4, 2), dtypes=("float64", "bool")),
 ]
 
 

@@ -98,9 +98,12 @@ def _index_dtypes(*dtypes) -> str | None:
 # gather ---------------------------------------------------------------------------
 #
 # `axes` (sorted) are the dims of x the index operands index, in order; the
-# other dims ("rest") follow the index dims B in the result, in x's order.
+# other dims ("rest") follow the index dims B in the result, in x's order;
+# gather's `at` puts B after the first `at` of them instead (np.take's
+# layout, which NumPy allocates in C order: no transpose for layout.py).
 
 AXES = Attr("axes", "i64s", "the dims of x indexed by the index operands, sorted")
+AT = Attr("at", "int", "gather: how many of the other dims precede the index dims in the result")
 
 
 def _rest(rank: int, axes) -> list[int]:
@@ -112,9 +115,12 @@ def _check_axes(rank: int, axes, k: int) -> None:
         raise ValueError(f"gather: axes {tuple(axes)} for {k} index operands and an array of rank {rank}")
 
 
-def _gather_shape(x, *indices, axes):
+def _gather_shape(x, *indices, axes, at):
     _check_axes(len(x), axes, len(indices))
-    return _indices_shape(indices) + tuple(x[d] for d in _rest(len(x), axes))
+    rest = tuple(x[d] for d in _rest(len(x), axes))
+    if not 0 <= at <= len(rest):
+        raise ValueError(f"gather: at={at} for {len(rest)} other dims")
+    return rest[:at] + _indices_shape(indices) + rest[at:]
 
 
 def _front(x, axes):
@@ -122,8 +128,10 @@ def _front(x, axes):
     return np.moveaxis(x, list(axes), list(range(len(axes))))
 
 
-def _gather_impl(x, *indices, axes):
-    return _front(x, axes)[tuple(indices)]
+def _gather_impl(x, *indices, axes, at):
+    picked = _front(x, axes)[tuple(indices)]
+    b_rank = np.ndim(indices[0])
+    return np.moveaxis(picked, list(range(b_rank)), list(range(at, at + b_rank)))
 
 
 def _coords(indices_args, axes, x_dims, loop_of_rest) -> list[ir.Value]:
@@ -134,39 +142,46 @@ def _coords(indices_args, axes, x_dims, loop_of_rest) -> list[ir.Value]:
 
 
 def _lower_gather(view, x, *indices):
-    axes = list(view.axes)
+    axes, at = list(view.axes), view.at
     k, b_rank = len(indices), len(shape_of(indices[0].type))
     x_dims = emit.dims(x)
     rest = _rest(len(x_dims), axes)
     rank = b_rank + len(rest)
-    sizes = [*emit.dims(indices[0]), *(x_dims[d] for d in rest)]
-    idx_map = _amap(rank, [_d(i) for i in range(b_rank)])
+    rest_sizes = [x_dims[d] for d in rest]
+    sizes = [*rest_sizes[:at], *emit.dims(indices[0]), *rest_sizes[at:]]
+    idx_map = _amap(rank, [_d(at + i) for i in range(b_rank)])
     out_map = _amap(rank, [_d(i) for i in range(rank)])
+    rest_loops = [*range(at), *range(at + b_rank, rank)]
 
     def body(a):
-        return tensor.extract(x, _coords(a[:k], axes, x_dims, range(b_rank, rank)))
+        return tensor.extract(x, _coords(a[:k], axes, x_dims, rest_loops))
 
     (out,) = emit.generic(list(indices), [idx_map] * k, [emit.empty(sizes, tensor_dtype(x.type))], [out_map],
                           [emit.PARALLEL] * rank, body)
     return out
 
 
-def _gather_vjp(ct, out, x, *indices, axes):
+def _gather_vjp(ct, out, x, *indices, axes, at):
     if not bind.is_differentiable(x):
         return (None,) * (1 + len(indices))
+    b_rank = len(bind.shape(indices[0]))
+    if at:  # back to scatter_add's layout: the index dims first
+        rank = len(bind.shape(ct))
+        ct = apply("transpose", ct, perm=[*range(at, at + b_rank), *range(at), *range(at + b_rank, rank)])
     return (apply("scatter_add", bind.zeros_like(x), ct, *indices, axes=axes), *(None for _ in indices))
 
 
 GATHER = primitive(
     "gather",
     "NumPy advanced indexing: x indexed on `axes` by int64 index arrays of one shape B (in range), `:` on the "
-    "other dims: shape B + the other dims (`np.moveaxis(x, axes, front)[i_0, ..., i_{k-1}]`).",
+    "other dims: shape B + the other dims (`np.moveaxis(x, axes, front)[i_0, ..., i_{k-1}]`), B after the "
+    "first `at` other dims.",
     impl=_gather_impl,
     shape_rule=_gather_shape,
     dtype_rule=same_dtype,
     lower=_lower_gather,
     arity=None,
-    params=(AXES,),
+    params=(AXES, AT),
     operand_rule=lambda x, *indices, **_: _index_dtypes(*indices),
     vjp=_gather_vjp,
 )
@@ -176,7 +191,7 @@ GATHER = primitive(
 
 
 def _scatter_shape(x, v, *indices, axes):
-    want = _gather_shape(x, *indices, axes=axes)
+    want = _gather_shape(x, *indices, axes=axes, at=0)
     if len(v) != len(want):
         raise ValueError(f"scatter: values of shape {tuple(v)} for a selection of shape {want}")
     for a, b in zip(v, want):
@@ -318,7 +333,7 @@ def _lower_scatter(view, x, v, *indices):
 def _scatter_add_vjp(ct, out, x, v, *indices, axes):
     if not bind.is_differentiable(x):
         return (None,) * (2 + len(indices))
-    return (ct, apply("gather", ct, *indices, axes=axes), *(None for _ in indices))
+    return (ct, apply("gather", ct, *indices, axes=axes, at=0), *(None for _ in indices))
 
 
 def _scatter_vjp(ct, out, x, v, *indices, axes):
@@ -334,8 +349,8 @@ def _scatter_vjp(ct, out, x, v, *indices, axes):
     nobody = bind.array(np.full([x_shape[a] for a in axes], -1), I64, ct)
     front = list(range(len(axes)))
     winner = apply("equal", apply("gather", apply("scatter", nobody, order, *indices, axes=front), *indices,
-                                  axes=front), order)
-    picked = apply("gather", ct, *indices, axes=axes)
+                                  axes=front, at=0), order)
+    picked = apply("gather", ct, *indices, axes=axes, at=0)
     mask = bind.expand_dims(winner, range(len(b_shape), len(bind.shape(picked))))
     dv = apply("where", mask, picked, bind.constant(0, ct))
     return (apply("scatter", ct, bind.zeros_like(v), *indices, axes=axes), dv, *(None for _ in indices))
