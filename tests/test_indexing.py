@@ -472,7 +472,6 @@ def test_softmax_classifier_explicit_write():
     _train(softmax_loss_explicit_write)
 
 
-@pytest.mark.xfail(strict=True, reason="waiting on h-writes: `a[key] -= v` (augmented assignment to a subscript)")
 def test_softmax_classifier_as_assignments_write_it():
     _train(softmax_loss_vectorized)
 
