@@ -259,9 +259,15 @@ def _materialized(value: Any, computed: Tensor, what: str, node: ast.AST) -> Ten
 
 
 def assigned_names(body: list[ast.stmt]) -> set[str]:
+    """Local names `body` binds, and those of arrays it writes into by name (`a[i] = v`, `a[i] += v`)."""
     names = set()
     for stmt in body:
         for sub in ast.walk(stmt):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)
+            elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store):
+                while isinstance(sub, ast.Subscript):
+                    sub = sub.value
+                if isinstance(sub, ast.Name):
+                    names.add(sub.id)
     return names

@@ -35,7 +35,6 @@ import numpy as np
 
 from pyfront import indexing
 from pyfront import semantics as S
-from pyfront.dialects.mlir import ir
 from pyfront.errors import Unsupported
 from pyfront.guards import BufferGuard
 from pyfront.values import BoundMethod, DictView, Iter, Known, Seq, Tensor, View
@@ -91,6 +90,19 @@ class BufferMixin:
         self._check_out(result, target, node)
         return self._write_array(current, S.astype(result, target.dtype, np.ndarray), node)
 
+    def _call_with_out(self, handler, args: list, kwargs: dict, name: str, node: ast.AST) -> Any:
+        """`np.ufunc(..., out=a)`, `np.clip(..., out=a)`: the result written into `a`, which the call returns."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out")
+        if isinstance(out, Seq) and out.kind is tuple and len(out.items) == 1:
+            out = out.items[0]
+        if isinstance(out, Known) and out.value is None:
+            return self._apply(handler, args, kwargs, name)
+        target = self._writable(out, node)
+        result = self._apply(handler, args, kwargs, name)
+        self._check_out(result, target, node)
+        return self._write_array(out, S.astype(S.to_tensor(result), target.dtype, np.ndarray), node)
+
     def _check_out(self, result: Any, out: Tensor, node: ast.AST) -> None:
         """NumPy's rules for writing a ufunc's `result` into `out` (else it raises)."""
         result = S.to_tensor(result)
@@ -129,7 +141,7 @@ class BufferMixin:
             return self._swap_buffer(lambda v: v is root, lambda v: contents)(target)
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
-        if not self._at_function_level():
+        if not S._at_function_level():
             raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop or "
                               "branch on a computed value is not supported yet", node)
         example = entry[1]
@@ -150,8 +162,12 @@ class BufferMixin:
 
         return self._swap_buffer(same_buffer, version)(target)
 
-    def _at_function_level(self) -> bool:
-        return ir.InsertionPoint.current.block == self._entry_block
+    def _as_computed(self, name: str) -> None:
+        """The folded array bound to local `name` as a computed array, everywhere it is seen."""
+        folded = self.frame.env[name]
+        self._check_compile_time_aliases(folded, None)
+        constant = S.constant(folded.value)
+        self._swap_buffer(lambda v: v is folded, lambda v: constant)
 
     def _check_overlaps(self, example: np.ndarray, path: Any, node: ast.AST) -> None:
         for _, other in self._input_arrays.values():

@@ -192,7 +192,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             with ir.InsertionPoint(module.body):
                 f = func.FuncOp(name, ftype)
             f.attributes["pyfront.inputs"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in input_paths])
-            block = self._entry_block = f.add_entry_block()
+            block = f.add_entry_block()
             with ir.InsertionPoint(block):
                 values = iter(block.arguments)
                 params = [self._arg_value(s, values, Path(f"arg{i}"), a)
@@ -701,6 +701,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             if callee.function is not None:
                 return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
             handler = numpy_api.METHODS[callee.name]
+            if "out" in kwargs and callee.name in OUT_METHODS:
+                return self._call_with_out(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}", node)
             return self._apply(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}")
         if not isinstance(callee, Known):
             raise Unsupported(f"calling {S.describe(callee)} is not supported", node)
@@ -718,7 +720,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
-            return self._apply(handler, args, kwargs, f"np.{getattr(fn, '__name__', fn)}")
+            name = f"np.{getattr(fn, '__name__', fn)}"
+            if "out" in kwargs and (isinstance(fn, np.ufunc) or fn is np.clip):
+                return self._call_with_out(handler, args, kwargs, name, node)
+            return self._apply(handler, args, kwargs, name)
         result = self._call_builtin(fn, args, kwargs, node)
         if result is not MISSING:
             return result
@@ -849,6 +854,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             raise Unsupported("isinstance with classes that are not plain compile-time types", node)
         return Known(issubclass(pytype, flat))
 
+
+# ndarray methods whose `out=` is compiled as a write (buffers.py); functions: ufuncs and np.clip.
+OUT_METHODS = ("clip",)
 
 # Dicts computed by the graph (gradients of dict arguments, displays, comprehensions)
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order

@@ -39,7 +39,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
-from pyfront.values import Known, Tensor
+from pyfront.values import Known, LoopIndex, Tensor
 
 MAX_STATIC_UNROLL = 256
 
@@ -63,6 +63,8 @@ class LoopMixin:
         env = self.frame.env
         names = sorted(assigned_names(node.body))
         for name in names:
+            if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
+                self._as_computed(name)
             value = env.get(name)
             if not isinstance(value, Tensor):
                 raise Unsupported(
@@ -140,7 +142,7 @@ class LoopMixin:
         """`for i in range(a, b, s)` (s > 0): scf.for with `i` as a loop counter."""
 
         def counter(i: ir.Value) -> Tensor:
-            value = Tensor(_as_int64(i), int)
+            value = LoopIndex(_as_int64(i), int, lower=steps.start, upper=steps[-1] + 1)
             self.loop_counters[id(value)] = steps[-1] + 1  # arrays indexed by i need this length
             return value
 
@@ -155,6 +157,8 @@ class LoopMixin:
         env = self.frame.env
         names = sorted(assigned_names(node.body) - {node.target.id})
         for name in names:
+            if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
+                self._as_computed(name)  # e.g. `hs = np.zeros((T, H))` filled in the loop
             if not isinstance(env.get(name), Tensor):
                 raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
         inits = [env[n] for n in names]

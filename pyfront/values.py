@@ -76,6 +76,14 @@ class Tensor:
 
 
 @dataclass(frozen=True, eq=False)
+class LoopIndex(Tensor):
+    """The counter of a compiled loop (scf.for): a runtime int known to lie in [lower, upper)."""
+
+    lower: int = 0
+    upper: int = 0
+
+
+@dataclass(frozen=True, eq=False)
 class Obj:
     value: ir.Value
     example: Any  # the object seen at compile time; only its type is relied on (guarded)

@@ -223,3 +223,65 @@ def deopt_after_write(a, t):
 
 def test_a_deopt_after_a_write_leaves_the_caller_untouched():
     _compiled(deopt_after_write, [(F.copy(), F), (F.copy(), F), (F.copy(), -F), (F.copy(), F)])
+
+
+def ufunc_out(a, b):
+    np.add(a, b, out=a)
+    np.multiply(a, 2, out=a)
+    r = np.exp(b, out=b)
+    np.clip(a, -5, 5, out=a)
+    b.clip(0, 3, out=b)
+    return r  # the out array itself
+
+
+def clip_gradients(grads):
+    for g in grads:
+        np.clip(g, -1.0, 1.0, out=g)
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (ufunc_out, [(F.copy() - 6, F[0] / 4), (F.copy() - 3, F[1] / 8)]),
+    (clip_gradients, [([F - 5, F[0] / 2],), ([F - 4, F[1] / 3],)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_out_arguments_write_into_the_array(fn, calls):
+    _compiled(fn, calls)
+
+
+def out_of_another_kind(a):
+    b = np.zeros(3, np.int32)
+    np.add(a[0, :3], 1.5, out=b)  # float64 into int32: UFuncTypeError
+    return b
+
+
+def test_out_casting_error_is_numpys():
+    compiled = check(out_of_another_kind, [(F.copy(),), (F.copy(),)])
+    assert pyfront.explain(compiled).compiled_calls == 0
+
+
+def rnn_states(xs, Wx, Wh):
+    T, H = xs.shape[0], Wh.shape[0]
+    hs = np.zeros((T, H))
+    h = np.zeros(H)
+    for t in range(T):  # more steps than the generator unrolls: a compiled loop
+        h = np.tanh(xs[t] @ Wx + h @ Wh)
+        hs[t] = h
+    return hs
+
+
+def test_preallocated_states_filled_in_a_compiled_loop():
+    rng = np.random.default_rng(0)
+    xs, Wx, Wh = rng.normal(size=(300, 3)), rng.normal(size=(3, 4)) * 0.5, rng.normal(size=(4, 4)) * 0.5
+    _compiled(rnn_states, [(xs, Wx, Wh), (xs * 2, Wx, Wh)])
+
+
+def running_sum(x):
+    out = np.zeros_like(x)
+    acc = x[0] * 0.0  # a NumPy scalar from the start: the loop carries one type
+    for t in range(x.shape[0]):
+        acc = acc * 0.9 + x[t]
+        out[t] += acc
+    return out
+
+
+def test_augmented_write_at_a_loop_counter():
+    _compiled(running_sum, [(np.linspace(0, 1, 400),), (np.linspace(1, 2, 400),)])
