@@ -190,7 +190,8 @@ class CompiledFunction:
             relaxation = _relaxation(list(obs.facts))
             if relaxation is not None and relaxation != self._relaxed.get(i):
                 self._relaxed = {**self._relaxed, i: relaxation}
-                what = "Python float value -> runtime operand" if relaxation is True else (
+                kind = next(iter(obs.facts))[0].__name__
+                what = f"Python {kind} value -> runtime operand" if relaxation is True else (
                     f"dims {sorted(relaxation)} of varying size -> dynamic")
                 self._note_relaxation(f"arg{i}: {what}")
         return self._key(args)
@@ -378,7 +379,7 @@ def _relaxation(facts: list[tuple]) -> Any:
     """How to generalize one argument from its profiled (type, dtype, shape, value) facts."""
     if len(facts) < 2:
         return None
-    if all(f[0] is float for f in facts):
+    if all(f[0] is float for f in facts) or all(f[0] is int for f in facts):
         return True
     if all(f[0] is np.ndarray for f in facts) and len({(f[1], len(f[2])) for f in facts}) == 1:
         shapes = [f[2] for f in facts]

@@ -54,7 +54,7 @@ from pyfront import semantics as S
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.primitives import by_op_name, get
 from pyfront.errors import Unsupported
-from pyfront.values import Known, LoopIndex, Seq, Tensor
+from pyfront.values import BoundedInt, Known, Seq, Tensor
 
 INT64 = np.dtype(np.int64)
 
@@ -303,7 +303,7 @@ def _checked_index(i: Tensor, d: int, axis: int) -> Tensor:
     """A computed index, guarded -d <= i < d (NumPy raises IndexError otherwise) and wrapped.
 
     A loop counter needs no guard: its range is known."""
-    if isinstance(i, LoopIndex):
+    if isinstance(i, BoundedInt):
         if i.lower < 0 or i.upper > d:
             raise Unsupported(f"index {i.upper - 1 if i.upper > d else i.lower} is out of bounds for axis {axis} "
                               f"with size {d} (IndexError)")

@@ -39,7 +39,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
-from pyfront.values import Known, LoopIndex, Tensor
+from pyfront.values import BoundedInt, Known, Tensor
 
 MAX_STATIC_UNROLL = 256
 
@@ -142,7 +142,7 @@ class LoopMixin:
         """`for i in range(a, b, s)` (s > 0): scf.for with `i` as a loop counter."""
 
         def counter(i: ir.Value) -> Tensor:
-            value = LoopIndex(_as_int64(i), int, lower=steps.start, upper=steps[-1] + 1)
+            value = BoundedInt(_as_int64(i), int, lower=steps.start, upper=steps[-1] + 1)
             self.loop_counters[id(value)] = steps[-1] + 1  # arrays indexed by i need this length
             return value
 

@@ -9,7 +9,6 @@ front-end values (values.py) and return one.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -52,9 +51,19 @@ def implements(*targets: Any, method: str | None = None):
     return register
 
 
+def _ufunc(uf: np.ufunc) -> Callable[..., Any]:
+    """`np.<ufunc>(...)`: on Python scalars only, NumPy computes with its default dtypes
+    (np.sqrt(0.5) is an np.float64; `0.5 ** 0.5` is a Python float)."""
+    def handler(*operands: Any) -> Any:
+        if all(S._is_python_scalar(o) for o in operands) and any(isinstance(o, Tensor) for o in operands):
+            operands = tuple(S.as_numpy_scalar(o) for o in operands)
+        return S.ufunc(uf, *operands)
+    return handler
+
+
 # Ufuncs: every ufunc the primitive table lowers is callable as np.<name>.
 for _uf in S.UFUNC_PRIMITIVE:
-    FUNCTIONS[_uf] = functools.partial(S.ufunc, _uf)
+    FUNCTIONS[_uf] = _ufunc(_uf)
 FUNCTIONS[np.power] = S.power
 
 

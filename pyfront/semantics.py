@@ -25,7 +25,7 @@ from pyfront.dialects.primitives import emit, get
 from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
 from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
 from pyfront.errors import Unsupported
-from pyfront.values import Known, Seq, Tensor, View
+from pyfront.values import BoundedInt, Known, Seq, Tensor, View
 
 UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, *_) in table.items()}
 BOOL = np.dtype(np.bool_)
@@ -110,6 +110,8 @@ def _weak_dtype(v: Any):
 
 def _cast_operand(v: Any, dtype: np.dtype) -> ir.Value:
     if isinstance(v, Tensor):
+        if v.pytype is int and dtype != INT64:
+            _guard_weak_int(v, dtype)
         return astype(v, dtype).value
     value = v.value
     if isinstance(value, int) and not isinstance(value, bool) and dtype.kind == "i":
@@ -136,6 +138,8 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     if uf not in UFUNC_PRIMITIVE:
         raise Unsupported(f"np.{uf.__name__} is not supported by the compiler yet")
     if all(_is_python_scalar(o) for o in operands):
+        if any(isinstance(o, Tensor) and o.pytype is int for o in operands):
+            return python_int_op(uf, *operands)
         return python_float_op(uf, *operands)
     try:
         loop = uf.resolve_dtypes(tuple(_weak_dtype(o) for o in operands) + (None,))
@@ -178,7 +182,7 @@ def _guard_int_division(uf: np.ufunc, values: list[ir.Value], dtype: np.dtype) -
 
 
 PYTHON_FLOAT_OPS = {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.less, np.less_equal,
-                    np.greater, np.greater_equal, np.equal, np.not_equal}
+                    np.greater, np.greater_equal, np.equal, np.not_equal, np.power}
 
 
 def python_float_op(uf: np.ufunc, *operands: Any) -> Tensor:
@@ -194,7 +198,139 @@ def python_float_op(uf: np.ufunc, *operands: Any) -> Tensor:
         nonzero = get("not_equal").build([values[1], emit.dense(np.zeros((), FLOAT64))])
         guard(nonzero, "value", "float division by zero (Python raises ZeroDivisionError)")
     result = build(UFUNC_PRIMITIVE[uf], values)
+    if uf is np.power:
+        _guard_python_pow(*values, result)
     return Tensor(result, bool if uf.nout == 1 and Tensor(result, float).dtype == BOOL else float)
+
+
+def _guard_python_pow(base: ir.Value, exponent: ir.Value, result: ir.Value) -> None:
+    """Where CPython's float ** float raises or leaves the reals: 0.0 ** -1 (ZeroDivisionError),
+    (-8.0) ** 0.5 (a complex), overflow (OverflowError); non-finite operands are not compiled."""
+    def f(value: float) -> ir.Value:
+        return emit.dense(np.asarray(value, FLOAT64))
+
+    def isfinite(v: ir.Value) -> ir.Value:  # v - v is NaN exactly for inf and NaN
+        return get("equal").build([get("subtract").build([v, v]), f(0.0)])
+
+    finite = get("logical_and").build([isfinite(result), get("logical_and").build([isfinite(base), isfinite(exponent)])])
+    real = get("logical_or").build([get("greater").build([base, f(0.0)]),
+                                    get("equal").build([exponent, get("floor").build([exponent])])])
+    defined = get("logical_or").build([get("not_equal").build([base, f(0.0)]),
+                                       get("greater_equal").build([exponent, f(0.0)])])
+    ok = get("logical_and").build([finite, get("logical_and").build([real, defined])])
+    guard(ok, "value", "Python float ** stays finite and real (else CPython raises or returns a complex)")
+
+
+PYTHON_INT_OPS = {np.add, np.subtract, np.multiply, np.floor_divide, np.remainder, np.negative, np.less,
+                  np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
+INT64 = np.dtype(np.int64)
+# Python ints are unbounded; computed ones are int64 values under guards. Results this far
+# from int64's limits are computed exactly (a float estimate bounds them), and ints this
+# small convert to float64 exactly (2**53).
+_INT_LIMIT, _EXACT_FLOAT_INT = 2.0 ** 62, 2 ** 53
+
+
+def python_int_op(uf: np.ufunc, *operands: Any) -> Tensor:
+    """Python arithmetic with computed ints (int64 under guards where Python's ints would grow).
+
+    With a float operand the int converts to float64 (correctly rounded, as CPython's
+    int-to-float), except that comparisons, exact in Python, need |int| <= 2**53. int / int
+    is float division of ints up to 2**53 (CPython's exact algorithm agrees there)."""
+    if any(isinstance(o, Known) and type(o.value) is bool or isinstance(o, Tensor) and o.pytype is bool
+           for o in operands):
+        raise Unsupported(f"Python {uf.__name__} of a bool and a computed int is not supported yet")
+    floats = any(isinstance(o, Tensor) and o.pytype is float or isinstance(o, Known) and type(o.value) is float
+                 for o in operands)
+    comparison = uf in (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
+    if uf is np.true_divide or floats:
+        for o in operands:
+            if isinstance(o, Tensor) and o.pytype is int and (comparison or uf is np.true_divide):
+                _guard_int_magnitude(o, _EXACT_FLOAT_INT, "converts to float exactly")
+        return python_float_op(uf, *(astype(o, FLOAT64, float) if isinstance(o, Tensor) and o.pytype is int else
+                                     Known(float(o.value)) if isinstance(o, Known) else o for o in operands))
+    if uf not in PYTHON_INT_OPS:
+        raise Unsupported(f"Python int operation {uf.__name__} on computed values is not supported yet")
+    values = [_cast_operand(o, INT64) for o in operands]
+    bounds = _int_bounds(uf, operands)
+    if bounds is not None:
+        result = build(UFUNC_PRIMITIVE[uf], values)
+        return Tensor(result, bool) if comparison else BoundedInt(result, int, lower=bounds[0], upper=bounds[1] + 1)
+    if uf in (np.floor_divide, np.remainder):
+        # Python raises ZeroDivisionError, and MIN // -1 grows past int64: the interpreter answers.
+        _guard_int_division(uf, values, INT64)
+    elif uf in (np.add, np.subtract, np.multiply):
+        estimate = build(UFUNC_PRIMITIVE[uf], [get("astype").build([v], dtype="float64") for v in values])
+        small = get("less").build([get("absolute").build([estimate]), emit.dense(np.asarray(_INT_LIMIT))])
+        guard(small, "value", f"Python int {uf.__name__} stays within int64 (Python's ints grow past it)")
+    result = build(UFUNC_PRIMITIVE[uf], values)
+    return Tensor(result, bool if comparison else int)
+
+
+def _int_bounds(uf: np.ufunc, operands: Sequence[Any]) -> tuple[int, int] | None:
+    """The smallest and largest result of `uf` on ints of known ranges, if it cannot overflow or raise."""
+    ranges = []
+    for o in operands:
+        if isinstance(o, BoundedInt):
+            ranges.append((o.lower, o.upper - 1))
+        elif isinstance(o, Known) and type(o.value) is int:
+            ranges.append((o.value, o.value))
+        else:
+            return None
+    if uf is np.negative:
+        (lo, hi), = ranges
+        return -hi, -lo
+    if uf in (np.floor_divide, np.remainder):
+        (lo, hi), (d, d_hi) = ranges
+        if d != d_hi or d <= 0:
+            return None
+        return (lo // d, hi // d) if uf is np.floor_divide else (0, d - 1) if hi - lo >= d else \
+            (min(lo % d, hi % d), max(lo % d, hi % d))
+    if uf not in (np.add, np.subtract, np.multiply, np.less, np.less_equal, np.greater, np.greater_equal,
+                  np.equal, np.not_equal):
+        return None
+    (a_lo, a_hi), (b_lo, b_hi) = ranges
+    corners = [(uf if uf in (np.add, np.subtract, np.multiply) else np.subtract)(int(a), int(b))
+               for a in (a_lo, a_hi) for b in (b_lo, b_hi)]
+    lo, hi = int(min(corners)), int(max(corners))
+    return (lo, hi) if abs(lo) < _INT_LIMIT and abs(hi) < _INT_LIMIT else None
+
+
+def _guard_weak_int(t: Tensor, dtype: np.dtype) -> None:
+    """A computed Python int meeting an array of `dtype` is converted as NumPy converts a weak int:
+    NumPy raises OverflowError for one out of an int dtype's range; float dtypes are exact below 2**mantissa."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if isinstance(t, BoundedInt) and info.min <= t.lower and t.upper - 1 <= info.max:
+            return
+        value = t.value
+        within = get("logical_and").build([
+            get("greater_equal").build([value, emit.dense(np.asarray(max(info.min, -2 ** 63), INT64))]),
+            get("less_equal").build([value, emit.dense(np.asarray(min(info.max, 2 ** 63 - 1), INT64))])])
+        guard(within, "value", f"the Python int fits {dtype} (NumPy raises OverflowError)")
+    elif dtype.kind == "f":
+        _guard_int_magnitude(t, 2 ** (np.finfo(dtype).nmant + 1), f"converts to {dtype} exactly")
+    elif dtype != BOOL:
+        raise Unsupported(f"a computed Python int with a {dtype} array is not supported yet")
+
+
+def _guard_int_magnitude(t: Tensor, limit: int, what: str) -> None:
+    value = astype(t, INT64).value
+    bound = emit.dense(np.asarray(limit, INT64))
+    within = get("logical_and").build([get("less_equal").build([value, bound]),
+                                       get("greater_equal").build([value, get("negative").build([bound])])])
+    guard(within, "value", f"the Python int {what} (|n| <= {limit})")
+
+
+def as_numpy_scalar(v: Any) -> Any:
+    """A Python scalar as NumPy takes it when no array decides the dtype: float64, int64 or bool_."""
+    if isinstance(v, Tensor):
+        return astype(v, np.dtype(_DEFAULT_TYPES[v.pytype]), _DEFAULT_TYPES[v.pytype])
+    if type(v.value) is int and not -2 ** 63 <= v.value < 2 ** 63:
+        raise Unsupported(f"the Python int {v.value} does not fit NumPy's int64")
+    return Known(_DEFAULT_TYPES[type(v.value)](v.value))
+
+
+_DEFAULT_TYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 
 
 def _is_python_scalar(v: Any) -> bool:

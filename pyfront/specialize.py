@@ -30,7 +30,7 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class ScalarSpec:
-    type: type  # a NumPy scalar type, e.g. np.float32, or `float` for a relaxed Python float
+    type: type  # a NumPy scalar type, e.g. np.float32, or `float`/`int` for a relaxed Python scalar
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,10 @@ def is_constant(value: Any) -> bool:
     return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype))
 
 
+def _fits_int64(value: int) -> bool:
+    return -2 ** 63 <= value < 2 ** 63
+
+
 def relaxed_shape(shape: tuple[int, ...], dims: frozenset) -> tuple[int | None, ...]:
     """`shape` with the relaxed dims made dynamic (None); sizes 0 and 1 stay static, so a
     dynamic dim is always >= 2 (never broadcast, never empty)."""
@@ -100,11 +104,11 @@ def relaxed_shape(shape: tuple[int, ...], dims: frozenset) -> tuple[int | None, 
 
 
 def spec_of(value: Any, relaxed: Any = None) -> Spec:
-    """The spec of an argument. `relaxed` is True for a Python float compiled as a runtime
-    operand, or a set of dims of an array whose sizes are runtime values."""
+    """The spec of an argument. `relaxed` is True for a Python float or int compiled as a
+    runtime operand, or a set of dims of an array whose sizes are runtime values."""
     t = type(value)
-    if relaxed is True and t is float:
-        return ScalarSpec(float)
+    if relaxed is True and (t is float or t is int and _fits_int64(value)):
+        return ScalarSpec(t)
     if t is np.ndarray:
         shape = relaxed_shape(value.shape, relaxed) if isinstance(relaxed, frozenset) else value.shape
         return ArraySpec(value.dtype, shape)
@@ -120,8 +124,8 @@ def spec_of(value: Any, relaxed: Any = None) -> Spec:
 def key_of(value: Any, relaxed: Any = None) -> Any:
     """A hashable key; equal keys mean equal specs (and so the same variant)."""
     t = type(value)
-    if relaxed is True and t is float:
-        return (float,)
+    if relaxed is True and (t is float or t is int and _fits_int64(value)):
+        return (t,)  # a runtime operand (an int beyond int64 keeps a key, and a variant, of its own)
     if t is np.ndarray:
         layout.check_argument(value)  # compiled code keeps only C order
         if isinstance(relaxed, frozenset):

@@ -76,8 +76,10 @@ class Tensor:
 
 
 @dataclass(frozen=True, eq=False)
-class LoopIndex(Tensor):
-    """The counter of a compiled loop (scf.for): a runtime int known to lie in [lower, upper)."""
+class BoundedInt(Tensor):
+    """A computed Python int known to lie in [lower, upper): a compiled loop's counter, and
+    arithmetic on it with constants (semantics.python_int_op), e.g. `t - 1`: no overflow or
+    bounds guard is needed for it."""
 
     lower: int = 0
     upper: int = 0
