@@ -42,7 +42,7 @@ import numpy as np
 from pyfront import indexing
 from pyfront import semantics as S
 from pyfront.errors import Unsupported
-from pyfront.guards import MISSING, IdentityGuard
+from pyfront.guards import MISSING, IdentityGuard, container_type
 from pyfront.loops import MAX_STATIC_UNROLL as MAX_ITEMS
 from pyfront.values import DictView, Iter, Known, Obj, Seq, Tensor
 
@@ -158,7 +158,7 @@ class ContainerMixin:
         """{key: value} of a dict value: computed, passed by the caller or in Python state."""
         if isinstance(value, Seq) and value.kind is dict:
             return {p.items[0].value: p.items[1] for p in value.items}
-        if isinstance(value, Obj) and type(value.example) is dict:
+        if isinstance(value, Obj) and container_type(value.example) is dict:
             return {k: self._object_item(value, k, node) for k in self._state_keys(value, node)}
         raise Unsupported(f"{S.describe(value)} is not a dict this compiler can read", node)
 
@@ -191,7 +191,7 @@ class ContainerMixin:
         """`item in container` for a compile-time item: dict keys, or compile-time items."""
         if not isinstance(item, Known) or isinstance(container, Iter):
             raise Unsupported("`in` on a computed value or an iterator is not supported yet", node)
-        if isinstance(container, Obj) and type(container.example) is dict:
+        if isinstance(container, Obj) and container_type(container.example) is dict:
             keys = dict.fromkeys(self._state_keys(container, node))
         elif isinstance(container, Seq) and container.kind is dict:
             keys = dict.fromkeys(p.items[0].value for p in container.items)
@@ -263,7 +263,7 @@ class ContainerMixin:
             if isinstance(value, DictView) else (value, "keys")
         if isinstance(mapping, Seq) and mapping.kind in (dict, list):
             return id(mapping), what
-        if isinstance(mapping, Obj) and type(mapping.example) in (dict, list):
+        if isinstance(mapping, Obj) and container_type(mapping.example) in (dict, list):
             return id(mapping.example), what
         return None
 
@@ -305,7 +305,8 @@ class ContainerMixin:
         if args:
             source = args[0]
             if isinstance(source, (Seq, Obj)) and (getattr(source, "kind", None) is dict
-                                                   or type(getattr(source, "example", None)) is dict):
+                                                   or container_type(getattr(source, "example", None))
+                                                   is dict):
                 pairs.update(self._dict_pairs(source, node))
             else:
                 for item in self._iterate(source, node):

@@ -40,7 +40,7 @@ from pyfront.dialects.types import object_type, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
-from pyfront.guards import MISSING, IdentityGuard, StateGuard
+from pyfront.guards import MISSING, IdentityGuard, StateGuard, container_type
 from pyfront.loops import LoopMixin
 from pyfront.source import live_def
 from pyfront.specialize import (
@@ -51,7 +51,7 @@ from pyfront.specialize import (
     is_constant,
     spec_of,
 )
-from pyfront.state import StateMixin, uncompiled
+from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
@@ -127,11 +127,16 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
-                 relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES):
+                 relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES,
+                 runtime_state: frozenset = frozenset()):
         self.fn = fn
         self.budget = GraphBudget(max_nodes)
         self.profile = profile
         self.relaxed = relaxed or {}  # argument position -> relaxation (see specialize.spec_of)
+        # State paths of Python scalars read at run time (state.py `_runtime_scalar`), and the
+        # ones read as constants (path -> value).
+        self.runtime_state = runtime_state
+        self.scalar_reads: dict[str, Any] = {}
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []
@@ -514,10 +519,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         """`base.name` (also `getattr(base, "name")`)."""
         if isinstance(base, Tensor):
             return self._tensor_attr(base, name, node)
-        if isinstance(base, Seq) and base.kind is list and name == "append":
+        if isinstance(base, Seq) and base.kind is list and name in LIST_METHODS:
             return BoundMethod(base, name)
         if name in DICT_VIEWS and (isinstance(base, Seq) and base.kind is dict
-                                   or isinstance(base, Obj) and type(base.example) is dict):
+                                   or isinstance(base, Obj) and container_type(base.example) is dict):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
@@ -689,15 +694,13 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
     def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if isinstance(callee, BoundMethod):
             if callee.name in DICT_VIEWS and (isinstance(callee.receiver, Seq) and callee.receiver.kind is dict or
-                                              isinstance(callee.receiver, Obj) and type(callee.receiver.example) is dict):
+                                              isinstance(callee.receiver, Obj)
+                                              and container_type(callee.receiver.example) is dict):
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
                 return DictView(callee.receiver, callee.name)
-            if isinstance(callee.receiver, Seq):  # list.append
-                if len(args) != 1 or kwargs:
-                    raise Unsupported("list.append takes exactly one argument", node)
-                self._replace_list(callee.receiver, callee.receiver.items + (args[0],), node)
-                return Known(None)
+            if isinstance(callee.receiver, Seq):
+                return self._list_method(callee.receiver, callee.name, args, kwargs, node)
             if callee.function is not None:
                 return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
             handler = numpy_api.METHODS[callee.name]
@@ -736,6 +739,29 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             raise Unsupported(f"calling bound method {fn.__qualname__} of a constant object", node)
         raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)!r} is not supported by the compiler", node)
+
+    def _list_method(self, lst: Seq, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """`lst.append(v)`, `.extend(it)`, `.insert(i, v)`, `.reverse()`, `.pop(i)` on a list this call made."""
+        items, result = list(lst.items), Known(None)
+        try:
+            if kwargs:
+                raise TypeError(f"list.{name}() takes no keyword arguments")
+            if name == "append" and len(args) == 1:
+                items.append(args[0])
+            elif name == "extend" and len(args) == 1:
+                items.extend(self._iterate(args[0], node))
+            elif name == "insert" and len(args) == 2 and isinstance(args[0], Known):
+                items.insert(operator.index(args[0].value), args[1])
+            elif name == "reverse" and not args:
+                items.reverse()
+            elif name == "pop" and len(args) <= 1 and all(isinstance(a, Known) for a in args):
+                result = items.pop(*(operator.index(a.value) for a in args))
+            else:
+                raise TypeError(f"list.{name} with these arguments")
+        except (TypeError, IndexError) as e:
+            raise Unsupported(f"list.{name}: {e} (not compiled)", node) from None
+        self._replace_list(lst, tuple(items), node)
+        return result
 
     def _print(self, args: list, kwargs: dict, node: ast.AST) -> Known:
         """`print` is deferred: the runtime prints after every guard held, before committing state."""
@@ -862,6 +888,8 @@ OUT_METHODS = ("clip",)
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
+# Methods of lists the call made (Seq of kind list), run on the compile-time list of values.
+LIST_METHODS = ("append", "extend", "insert", "reverse", "pop")
 
 
 def _is_array(v: Any) -> bool:
@@ -898,8 +926,19 @@ def _hashable(v: Any) -> bool:
 
 def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
              relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES) -> Graph:
-    """The graph of `fn` for this call; `max_nodes`: the size budget (graph_budget.py)."""
-    generator = GraphGenerator(fn, args, kwargs, profile, relaxed, max_nodes)
-    graph = generator.build()
-    graph.commits = generator.commits
-    return graph
+    """The graph of `fn` for this call; `max_nodes`: the size budget (graph_budget.py).
+
+    A Python int or float in state that the function stores anew (a step counter) is first
+    read as a constant; then the graph is generated again reading it at run time."""
+    runtime_state: frozenset = frozenset()
+    while True:
+        generator = GraphGenerator(fn, args, kwargs, profile, relaxed, max_nodes, runtime_state)
+        try:
+            graph = generator.build()
+        except RuntimeState as e:
+            if e.paths <= runtime_state:
+                raise Unsupported(f"Python scalars at {e} change on every call") from None
+            runtime_state |= e.paths
+            continue
+        graph.commits = generator.commits
+        return graph

@@ -16,6 +16,7 @@ underflow, so it may only run when underflow is ignored.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import operator
 from dataclasses import dataclass
@@ -70,13 +71,13 @@ class StateGuard:
             return (type(value) is np.ndarray and value.dtype == s.dtype and value.shape == s.shape
                     and c_ordered(value))
         if isinstance(s, (ObjectSpec, ScalarSpec)):
-            return type(value) is s.type
+            return type(value) is s.type and (s.type is not int or -2 ** 63 <= value < 2 ** 63)
         if isinstance(s, ConstSpec):
             return value is s.value
         if isinstance(s, LengthSpec):
-            return type(value) in (list, tuple) and len(value) == s.length
+            return container_type(value) in (list, tuple) and len(value) == s.length
         if isinstance(s, KeysSpec):
-            return type(value) is dict and len(value) == len(s.keys) and all(
+            return container_type(value) is dict and len(value) == len(s.keys) and all(
                 type(a) is type(b) and a == b for a, b in zip(value, s.keys))
         if isinstance(s, HasAttrSpec):
             return has_plain_attr(value, s.name) is s.present
@@ -99,6 +100,26 @@ class StateGuard:
         if isinstance(s, OwnAttrSpec):
             return f"{self.path} has {'an' if s.present else 'no'} instance attribute {s.name!r}"
         return f"{self.path} is {s.value!r}"[:100]
+
+
+_READ_METHODS = ("__getitem__", "__setitem__", "__delitem__", "__iter__", "__reversed__", "__len__", "__contains__",
+                 "__getattribute__", "__getattr__", "keys", "values", "items", "get", "append", "extend", "insert",
+                 "pop", "reverse", "copy", "__eq__", "__hash__")
+
+
+def container_type(value: Any) -> type:
+    """`dict` or `list` for the containers that read and write exactly as dicts and lists do
+    (also OrderedDict, and subclasses that override none of their item or attribute access:
+    `class Tree(list)`), else `type(value)`. The exact type is guarded where it is relied on."""
+    cls = type(value)
+    for base in (dict, list):
+        if cls is base or cls is collections.OrderedDict and base is dict:
+            return base
+        if issubclass(cls, base):
+            origin = collections.OrderedDict if issubclass(cls, collections.OrderedDict) else base
+            if all(getattr(cls, m, None) is getattr(origin, m, None) for m in _READ_METHODS):
+                return base
+    return cls
 
 
 def has_plain_attr(value: Any, name: str) -> bool | None:

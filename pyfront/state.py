@@ -35,10 +35,19 @@ from pyfront.errors import Unsupported
 from pyfront.layout import REASON as LAYOUT_REASON
 from pyfront.layout import c_ordered
 from pyfront.grad_calls import grad_function_type
-from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, has_plain_attr
+from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, container_type, has_plain_attr
 from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
                                 ScalarSpec, is_constant)
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
+
+
+class RuntimeState(Exception):
+    """Python scalars at these paths change every call (the function stores new values there):
+    generate the graph again reading them at run time (graphgen.generate)."""
+
+    def __init__(self, paths: frozenset):
+        super().__init__(", ".join(sorted(paths)))
+        self.paths = paths
 
 
 class StateMixin:
@@ -52,7 +61,8 @@ class StateMixin:
         self._check_plain_object(obj.example, setting=True)
         path = obj.path.attr(name)
         self._check_storable(value, f"attribute {name!r}", node)
-        core.STORE_ATTR.build([obj.value, value.value], [], name=name)
+        if isinstance(value, Tensor):
+            core.STORE_ATTR.build([obj.value, value.value], [], name=name)
         self.stored_attrs[(id(obj.example), name)] = value
         self._record_store(path, value, obj, ("attr", name), node)
 
@@ -67,19 +77,20 @@ class StateMixin:
         if isinstance(base, Seq) and base.kind is dict:
             self._set_local_item(base, key, value, target)
             return
-        if not isinstance(base, Obj) or type(base.example) not in (dict, list):
+        if not isinstance(base, Obj) or container_type(base.example) not in (dict, list):
             raise Unsupported(f"assigning an item of {S.describe(base)} is not supported yet "
                               "(only items of dicts and lists the caller passed or Python state holds)", target)
         if not isinstance(key, Known):
             raise Unsupported("a dict key or list index must be a compile-time value", target)
         attr = self._item_key(key.value, base.example, target)
-        if type(base.example) is list:
+        if container_type(base.example) is list:
             if key.value >= self._state_len(base, target):
                 raise Unsupported(f"{base.path}[{key.value!r}] = ...: list assignment index out of range", target)
-        self._check_not_iterating(id(base.example), type(base.example) is dict and key.value not in base.example,
-                                  target)
+        self._check_not_iterating(id(base.example),
+                                  container_type(base.example) is dict and key.value not in base.example, target)
         self._check_storable(value, f"{base.path}[{key.value!r}]", target)
-        core.STORE_ITEM.build([base.value, value.value], [], key=attr)
+        if isinstance(value, Tensor):
+            core.STORE_ITEM.build([base.value, value.value], [], key=attr)
         self.stored_items[(id(base.example), key.value)] = value
         self._record_store(base.path.item(key.value), value, base, ("item", key.value), target)
 
@@ -97,13 +108,11 @@ class StateMixin:
         return Known(None)
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
-        if not isinstance(value, Tensor) or not (value.pytype is np.ndarray or issubclass(value.pytype, np.generic)):
-            # A Python value (e.g. an int counter) would be a constant of the
-            # variant: the next call would see a changed value and recompile.
-            # A NumPy scalar is a runtime value (committed as a fresh scalar of its exact type).
-            raise Unsupported(f"storing {S.describe(value)} to {what}: compiled code stores only arrays and "
-                              "NumPy scalars (a Python scalar or object in state would force a recompilation "
-                              "on every call)", node)
+        """Stores commit what the interpreter would have stored: computed arrays and scalars (a
+        Python int or float that changes every call is read back at run time, `runtime_state`),
+        constants, the objects the call read, and tuples, lists and dicts of those."""
+        if not _storable(value):
+            raise Unsupported(f"storing {S.describe(value)} to {what} is not supported yet", node)
         if self.hoist_points:
             raise Unsupported(f"storing to {what} inside a branch or loop on a computed value is not supported yet",
                               node)
@@ -120,8 +129,9 @@ class StateMixin:
         if path is None:
             raise Unsupported(f"assigning {what} of another module or function is not supported yet", node)
         self._check_storable(value, what, node)
-        op = core.STORE_GLOBAL if path.root.startswith("global:") else core.STORE_CELL
-        op.build([value.value], [], name=path.root.split(":", 1)[1])
+        if isinstance(value, Tensor):
+            op = core.STORE_GLOBAL if path.root.startswith("global:") else core.STORE_CELL
+            op.build([value.value], [], name=path.root.split(":", 1)[1])
         self.stored_roots[str(path)] = value
         self._record_store(path, value, None, None, node)
 
@@ -155,6 +165,11 @@ class StateMixin:
 
     def _finish_stores(self, node: ast.AST) -> None:
         """What each store commits (after every guard held), and the alias guard its objects need."""
+        changed = {key for key, (_, value) in self.stores.items() if key in self.scalar_reads and not (
+            isinstance(value, Known) and type(value.value) is type(self.scalar_reads[key])
+            and value.value == self.scalar_reads[key])}
+        if changed:
+            raise RuntimeState(frozenset(changed))
         self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
         self._finish_buffers(f"{self.fn.__code__.co_filename}:{node.lineno}")
         if self._store_slots and len(self.objects) > 1:
@@ -167,7 +182,7 @@ class StateMixin:
         """The `key` attribute of load_item/store_item; keys must round-trip through access paths."""
         if type(key) is str and not any(c in key for c in "'\"\\"):
             return ir.StringAttr.get(key)
-        if type(key) is int and -2**63 <= key < 2**63 and (type(container) is dict or key >= 0):
+        if type(key) is int and -2**63 <= key < 2**63 and (container_type(container) is dict or key >= 0):
             return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), key)
         raise Unsupported(f"subscript key {key!r} of a {type(container).__name__} in Python state is not "
                           "supported yet (only str and int, non-negative for lists)", node)
@@ -175,6 +190,12 @@ class StateMixin:
     def _state_root(self, value: Any, path: Path, where: tuple, node: ast.AST) -> Any:
         """A global or closure variable: a guarded constant, or state read at call time."""
         kind, container, name = where
+        root = self._root_path(kind, container, name)
+        if root is not None and self._runtime_scalar(root, value, node):
+            self._state_guard(root, ScalarSpec(type(value)), node)
+            op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
+            t = op.build([], [tensor_type((), np.dtype(type(value)))], name=name, ip=self._state_ip()).result
+            return Tensor(t, type(value))
         seen = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
         if seen is not None and not seen.stable and is_constant(value):
             # Specializing on a value that changed between profiled calls would recompile every call.
@@ -274,6 +295,10 @@ class StateMixin:
             self._state_guard(path, ScalarSpec(type(value)), node)
             t = load.build([obj.value], [tensor_type((), value.dtype)], ip=self._state_ip(), **attrs)
             return Tensor(t.result, type(value), source=path)
+        if self._runtime_scalar(path, value, node):
+            self._state_guard(path, ScalarSpec(type(value)), node)
+            t = load.build([obj.value], [tensor_type((), np.dtype(type(value)))], ip=self._state_ip(), **attrs)
+            return Tensor(t.result, type(value))
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)
@@ -284,7 +309,7 @@ class StateMixin:
     def _object_item(self, obj: Obj, key: Any, node: ast.AST) -> Any:
         """`d['k']` / `lst[0]` on a dict or list in Python state: read at call time (load_item)."""
         example = obj.example
-        if type(example) not in (dict, list, tuple):
+        if container_type(example) not in (dict, list, tuple):
             raise Unsupported(f"subscript of a {type(example).__name__} object is not supported yet", node)
         attr = self._item_key(key, example, node)
         self._note_object(obj, node)
@@ -296,6 +321,18 @@ class StateMixin:
         except (KeyError, IndexError) as e:
             raise Unsupported(f"{obj.path}[{key!r}] raises {type(e).__name__}", node) from None
         return self._read_state(obj, obj.path.item(key), value, node, core.LOAD_ITEM, key=attr)
+
+    def _runtime_scalar(self, path: Path, value: Any, node: ast.AST) -> bool:
+        """Whether the Python int or float at `path` is read at run time rather than specialized on:
+        it changed between profiled calls, or this function stores a new value there (`self.t += 1`),
+        either of which would otherwise compile one variant per value. Notes the other reads."""
+        if type(value) not in (int, float) or type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+            return False
+        seen = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
+        if str(path) in self.runtime_state or seen is not None and not seen.stable:
+            return True
+        self.scalar_reads[str(path)] = value
+        return False
 
     def _state_ip(self) -> ir.InsertionPoint | None:
         """State loads are hoisted above branches on computed values (see branches.py)."""
@@ -316,9 +353,9 @@ class StateMixin:
     def _state_len(self, obj: Obj, node: ast.AST) -> int:
         """len() of a list, tuple or dict the caller passed or Python state holds (guarded)."""
         example = obj.example
-        if type(example) is dict:
+        if container_type(example) is dict:
             return len(self._state_keys(obj, node))
-        if type(example) not in (list, tuple):
+        if container_type(example) not in (list, tuple):
             raise Unsupported(f"len() of a {type(example).__name__} object is not supported yet", node)
         self._note_object(obj, node)
         self._state_guard(obj.path, LengthSpec(len(example)), node)
@@ -338,7 +375,7 @@ class StateMixin:
 
     def _state_elements(self, obj: Obj, node: ast.AST) -> list:
         """What iterating a list, tuple or dict in Python state gives: items read at call time, or keys."""
-        if type(obj.example) is dict:
+        if container_type(obj.example) is dict:
             return [Known(k) for k in self._state_keys(obj, node)]
         return [self._object_item(obj, i, node) for i in range(self._state_len(obj, node))]
 
@@ -356,7 +393,7 @@ class StateMixin:
 
     def _check_plain_object(self, value: Any, setting: bool = False) -> None:
         cls = type(value)
-        if cls in (dict, list) and not setting:
+        if container_type(value) in (dict, list) and not setting:
             return  # items are read with load_item (see _object_item); no attributes
         if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
             raise Unsupported(f"objects of {cls.__name__} customize attribute access")
@@ -365,6 +402,14 @@ class StateMixin:
         if not hasattr(value, "__dict__"):
             raise Unsupported(f"{cls.__name__} objects have no __dict__")
 
+
+
+def _storable(value: Any) -> bool:
+    if isinstance(value, Known):
+        return is_constant(value.value) or type(value.value) is np.ndarray or isinstance(value.value, np.generic)
+    if isinstance(value, Seq):
+        return value.source is not None or value.kind in (tuple, list, dict) and all(map(_storable, value.items))
+    return isinstance(value, (Tensor, Obj))
 
 
 def uncompiled(fn: Any) -> Any:
