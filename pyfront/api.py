@@ -191,7 +191,8 @@ class CompiledFunction:
             if relaxation is not None and relaxation != self._relaxed.get(i):
                 self._relaxed = {**self._relaxed, i: relaxation}
                 kind = next(iter(obs.facts))[0].__name__
-                what = f"Python {kind} value -> runtime operand" if relaxation is True else (
+                what = (f"Python {kind} value -> runtime operand" if kind in ("int", "float") else
+                        f"Python ints and floats in a {kind} -> runtime operands") if relaxation is True else (
                     f"dims {sorted(relaxation)} of varying size -> dynamic")
                 self._note_relaxation(f"arg{i}: {what}")
         return self._key(args)
@@ -380,6 +381,8 @@ def _relaxation(facts: list[tuple]) -> Any:
     if len(facts) < 2:
         return None
     if all(f[0] is float for f in facts) or all(f[0] is int for f in facts):
+        return True
+    if len({f[0] for f in facts}) == 1 and facts[0][0] in (list, tuple):  # lists of token ids, say
         return True
     if all(f[0] is np.ndarray for f in facts) and len({(f[1], len(f[2])) for f in facts}) == 1:
         shapes = [f[2] for f in facts]

@@ -29,6 +29,7 @@ import ast
 import copy
 import functools
 import inspect
+import threading
 import types
 import weakref
 
@@ -47,6 +48,9 @@ _CODE_FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nl
 
 # code object -> the def it was checked to come from
 _verified: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# CPython 3.11's AST conversion keeps its recursion depth in shared state: two threads parsing
+# at once can fail with "SystemError: AST constructor recursion depth mismatch".
+_PARSING = threading.Lock()
 
 
 def live_def(fn: types.FunctionType) -> ast.FunctionDef:
@@ -87,8 +91,9 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
 @functools.lru_cache(maxsize=8)
 def _compiled_file(filename: str, text: str, flags: int) -> tuple[ast.Module, types.CodeType]:
     """A source file's AST (never mutated: callers get copies) and code, shared by the functions it defines."""
-    tree = ast.parse(text, filename)
-    return tree, compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+    with _PARSING:
+        tree = ast.parse(text, filename)
+        return tree, compile(tree, filename, "exec", flags=flags, dont_inherit=True)
 
 
 def _unsupported(code: types.CodeType, reason: str) -> Unsupported:

@@ -105,10 +105,13 @@ def relaxed_shape(shape: tuple[int, ...], dims: frozenset) -> tuple[int | None, 
 
 def spec_of(value: Any, relaxed: Any = None) -> Spec:
     """The spec of an argument. `relaxed` is True for a Python float or int compiled as a
-    runtime operand, or a set of dims of an array whose sizes are runtime values."""
+    runtime operand (in a list or tuple: every one inside it), or a set of dims of an array
+    whose sizes are runtime values."""
     t = type(value)
     if relaxed is True and (t is float or t is int and _fits_int64(value)):
         return ScalarSpec(t)
+    if relaxed is True and t in (tuple, list):  # e.g. token ids: every int and float inside is relaxed
+        return SeqSpec(t, tuple(spec_of(v, True) for v in value))
     if t is np.ndarray:
         shape = relaxed_shape(value.shape, relaxed) if isinstance(relaxed, frozenset) else value.shape
         return ArraySpec(value.dtype, shape)
@@ -126,6 +129,8 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     t = type(value)
     if relaxed is True and (t is float or t is int and _fits_int64(value)):
         return (t,)  # a runtime operand (an int beyond int64 keeps a key, and a variant, of its own)
+    if relaxed is True and t in (tuple, list):
+        return (t,) + tuple(key_of(v, True) for v in value)
     if t is np.ndarray:
         layout.check_argument(value)  # compiled code keeps only C order
         if isinstance(relaxed, frozenset):

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.iree
 MAX_VARIANTS = 4
 
 
-def _shift(x, n):
-    return x * 2.0 + n
+def _shift(x, tag):
+    return x * 2.0 + len(tag)  # a str: keyed by its value, never relaxed to a runtime operand
 
 
 def _uncompilable(x, n):
@@ -49,14 +49,15 @@ def _table_sizes(compiled):
 
 
 @pytest.mark.parametrize("fn", [_shift, _uncompilable])
-def test_an_int_changing_every_call_keeps_every_table_bounded(fn):
+def test_a_key_changing_every_call_keeps_every_table_bounded(fn):
     # Before: 40,000 calls made 40,000 groups (and as many `failed` entries), each call slower.
     compiled = pyfront.compile(fn, profile_calls=1, max_variants=MAX_VARIANTS)
     x = np.linspace(-1.0, 1.0, 7)
     for n in range(40_000):
-        got = compiled(x, n)
+        tag = "k" * (n % 7) + str(n) if fn is _shift else n
+        got = compiled(x, tag)
         if n % 997 == 0 or n < 2 * MAX_VARIANTS:
-            assert_same(fn(x, n), got, f"n = {n}")
+            assert_same(fn(x, tag), got, f"n = {n}")
     sizes = _table_sizes(compiled)
     limits = {"groups": MAX_VARIANTS + MAX_IDLE_GROUPS, "failed": 1, "signatures": 0,
               "misses": TRACKED_PER_VARIANT * MAX_VARIANTS, "evicted": 0, "interpreter reasons": 2,
@@ -69,11 +70,11 @@ def test_an_int_changing_every_call_keeps_every_table_bounded(fn):
 
 def test_new_keys_evict_the_least_recently_used_variant():
     # Before: once max_variants keys had compiled, every other key ran in the interpreter for good.
-    compiled = check(_shift, [(np.ones(3), n) for n in [0, 0, 1, 1] + [7, 8] * 6], max_variants=2)
+    compiled = check(_shift, [(np.ones(3), n) for n in ["", "", "a", "a"] + ["abc", "abcd"] * 6], max_variants=2)
     report = pyfront.explain(compiled)
     assert report.evictions == 2 and report.compilations == 4, str(report)
-    assert sorted(v.signature for v in report.variants) == ["(ndarray[float64, (3,)], int=7)",
-                                                            "(ndarray[float64, (3,)], int=8)"]
+    assert sorted(v.signature for v in report.variants) == ["(ndarray[float64, (3,)], str='abc')",
+                                                            "(ndarray[float64, (3,)], str='abcd')"]
     assert report.compiled_calls >= 8, str(report)
     assert "evicted 2 variants" in str(report)
 
@@ -81,7 +82,7 @@ def test_new_keys_evict_the_least_recently_used_variant():
 def test_cycling_through_more_keys_than_max_variants_backs_off():
     # The worst case for LRU: each new key evicts the next one needed. Compilations grow
     # with the log of the calls (the threshold doubles on each recompilation), results stay right.
-    calls = [(np.ones(3), n % 3) for n in range(600)]
+    calls = [(np.ones(3), "x" * (n % 3)) for n in range(600)]
     compiled = check(_shift, calls, max_variants=2)
     report = pyfront.explain(compiled)
     assert 4 < report.compilations <= 2 * 2 + 10, str(report)
