@@ -162,12 +162,12 @@ class BufferMixin:
 
         return self._swap_buffer(same_buffer, version)(target)
 
-    def _as_computed(self, name: str) -> None:
-        """The folded array bound to local `name` as a computed array, everywhere it is seen."""
-        folded = self.frame.env[name]
+    def _as_computed(self, folded: Known) -> Tensor:
+        """A folded array (`np.zeros(...)`) as a computed array, everywhere it is seen: so that views
+        taken of it are views (a write through them is seen) rather than folded copies."""
         self._check_compile_time_aliases(folded, None)
         constant = S.constant(folded.value)
-        self._swap_buffer(lambda v: v is folded, lambda v: constant)
+        return self._swap_buffer(lambda v: v is folded, lambda v: constant)(folded)
 
     def _check_overlaps(self, example: np.ndarray, path: Any, node: ast.AST) -> None:
         for _, other in self._input_arrays.values():

@@ -380,6 +380,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 self._store_attr(obj, target.attr, new, target)
         elif isinstance(target, ast.Subscript):
             base, key = self.visit(target.value), self.visit(target.slice)
+            if isinstance(base, Known) and type(base.value) is np.ndarray:
+                base = self._as_computed(base)  # `a[k]` must be a view of `a`, not a folded copy
             current = self._subscript(base, key, target)
             new = self._augmented(op, current, self.visit(node.value), node)
             if not (isinstance(base, Obj) and _is_array(current)):  # else setitem binds the object it holds

@@ -64,7 +64,7 @@ class LoopMixin:
         names = sorted(assigned_names(node.body))
         for name in names:
             if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
-                self._as_computed(name)
+                self._as_computed(env[name])
             value = env.get(name)
             if not isinstance(value, Tensor):
                 raise Unsupported(
@@ -158,7 +158,7 @@ class LoopMixin:
         names = sorted(assigned_names(node.body) - {node.target.id})
         for name in names:
             if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
-                self._as_computed(name)  # e.g. `hs = np.zeros((T, H))` filled in the loop
+                self._as_computed(env[name])  # e.g. `hs = np.zeros((T, H))` filled in the loop
             if not isinstance(env.get(name), Tensor):
                 raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
         inits = [env[n] for n in names]

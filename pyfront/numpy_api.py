@@ -107,6 +107,29 @@ for _kind in ("argmax", "argmin"):
     implements(getattr(np, _kind), method=_kind)(_arg_reduction(_kind))
 
 
+def _moment(root: bool):
+    """np.var / np.std as NumPy computes them: the mean kept, squared deviations summed, / (n - ddof)."""
+    def handler(a, axis=Known(None), dtype=Known(None), out=Known(None), ddof=Known(0), keepdims=Known(False)):
+        if known(out, "out") is not None:
+            raise Unsupported(f"np.{'std' if root else 'var'} with out= is not supported yet")
+        t = S.to_tensor(a)
+        ax, dt, dd = known(axis, "axis"), known(dtype, "dtype"), known(ddof, "ddof")
+        if dt is None and t.dtype.kind in "iub":
+            dt = np.float64  # NumPy's accumulator for ints and bools
+        axes = S.normalize_axes(ax, t.ndim)
+        n = int(np.prod([S.static_shape(t, "np.var")[i] for i in axes], dtype=np.int64))
+        mean = S.reduce("mean", t, ax, True, dt)
+        deviation = S.ufunc(np.subtract, t if dt is None else S.astype(t, np.dtype(dt)), mean)
+        total = S.reduce("sum", S.ufunc(np.multiply, deviation, deviation), ax, known(keepdims, "keepdims"))
+        var = S.ufunc(np.true_divide, total, Known(max(n - dd, 0)))
+        return S.ufunc(np.sqrt, var) if root else var
+    return handler
+
+
+implements(np.var, method="var")(_moment(root=False))
+implements(np.std, method="std")(_moment(root=True))
+
+
 @implements(np.reshape)
 def _reshape(a, shape):
     return S.reshape(a, _shape(known(shape, "shape")))
@@ -252,6 +275,46 @@ def _like(fill_value: Any):
 
 FUNCTIONS[np.zeros_like] = _like(0)
 FUNCTIONS[np.ones_like] = _like(1)
+# np.empty's elements are whatever the memory held: a program that reads them before writing
+# them has no defined result. Compiled, they are zeros, one of the answers NumPy may give.
+FUNCTIONS[np.empty] = _creation(0)
+FUNCTIONS[np.empty_like] = _like(0)
+
+
+@implements(np.outer)
+def _outer(a, b):
+    return S.ufunc(np.multiply, S.reshape(S.to_tensor(a), (-1, 1)), S.reshape(S.to_tensor(b), (1, -1)))
+
+
+@implements(np.ravel, method="ravel")
+def _ravel(a):
+    return S.reshape(S.to_tensor(a), (-1,))  # a view where NumPy's is (S.reshape follows the layout)
+
+
+def _flatten(a):
+    t = S.reshape(S.to_tensor(a), (-1,))
+    return Tensor(t.value, np.ndarray)  # always a copy
+
+
+METHODS["flatten"] = _flatten
+
+
+@implements(np.pad)
+def _pad(array, pad_width, mode=Known("constant"), constant_values=Known(0)):
+    """np.pad in 'constant' mode: the array written into a filled one."""
+    t = S.to_tensor(array)
+    if known(mode, "mode") != "constant" or np.ndim(known(constant_values, "constant_values")):
+        raise Unsupported("np.pad is supported in 'constant' mode with one constant value")
+    widths = np.asarray(known(pad_width, "pad_width"))
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        raise Unsupported("np.pad: pad widths must be non-negative ints (NumPy raises otherwise)")
+    try:
+        widths = np.broadcast_to(widths, (t.ndim, 2))
+    except ValueError as e:
+        raise Unsupported(f"np.pad: {e}") from None
+    shape = S.static_shape(t, "np.pad")
+    padded = S.full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape, widths)), constant_values.value, t.dtype)
+    return indexing.setitem(padded, tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape, widths)), t)
 
 
 @implements(np.full_like)

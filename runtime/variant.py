@@ -58,6 +58,7 @@ class Pending:
     result: Any
     printed: list  # (values, print keyword arguments) per print, in order
     stores: list  # (path, value) per deferred store, in commit order
+    written: list = field(default_factory=list)  # (path, new contents) per input array written into
 
 
 @dataclass
@@ -248,8 +249,8 @@ class Variant:
         if not commit:
             stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
             # The printed values as they are now: the interpreter, run next, may write into them.
-            return Pending(result, copy.deepcopy(printed),
-                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)] + stores)
+            return Pending(result, copy.deepcopy(printed), stores,
+                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)])
         for values, options in printed:
             print(*values, **options)
         for array, contents in written:

@@ -146,7 +146,8 @@ def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         return pending
     before = {}
     stored = dict(pending.stores)
-    written = [variant.resolver(p)(args) for p, _ in variant.mutations]  # arrays the call writes into
+    # The arrays the call writes into, as the call starts (a later store may rebind their paths).
+    written = [variant.resolver(p)(args) for p, _ in pending.written]
     for path, resolve in zip(variant.input_paths, variant.input_resolvers):
         if path not in stored:
             try:
@@ -161,7 +162,9 @@ def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
             result, error = fn(*args, **kwargs), None
         except Exception as e:  # noqa: BLE001 - the caller gets it; compiled code never raises
             result, error = None, e
-    mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before)
+    mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before) or next(
+        (d for (path, value), array in zip(pending.written, written)
+         if (d := difference(array, value, f"array {path} written in place"))), None)
     return Verdict(result, error, mismatch)
 
 

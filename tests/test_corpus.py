@@ -70,3 +70,44 @@ def test_char_rnn():
             assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
         p += n
     assert_mostly_compiled(step)
+
+
+def test_im2col_convolution():
+    m = load("conv_im2col", "corpus_conv_im2col")
+    rng = np.random.default_rng(2)
+    conv = m.Convolution(rng.normal(size=(4, 2, 3, 3)) * 0.1, np.zeros(4), stride=1, pad=1)
+    plain = copy.deepcopy(conv)
+    step = pyfront.compile(m.train_step)
+    for i in range(12):
+        x, target = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(2, 4, 6, 6))
+        loss, dx = step(conv, x, target, 0.01)
+        expected_loss, expected_dx = m.train_step(plain, x, target, 0.01)
+        assert_same(expected_loss, loss, f"step {i} loss")
+        assert_same(expected_dx, dx, f"step {i} input gradient")
+        assert_same(plain.W, conv.W, f"step {i} weights")
+    assert_mostly_compiled(step)
+
+
+def test_policy_gradient_agent():
+    compiled_side, plain_side = load("policy_gradient", "corpus_pg_compiled"), load("policy_gradient", "corpus_pg")
+    forward, update = pyfront.compile(compiled_side.policy_forward), pyfront.compile(compiled_side.episode_update)
+    rng = np.random.default_rng(7)
+    for episode in range(8):
+        xs, hs, dlogps, rs = [], [], [], []
+        for t in range(20):  # an episode: the policy acts, the environment answers (random here)
+            x = rng.normal(size=plain_side.D)
+            p, h = forward(x)
+            expected_p, expected_h = plain_side.policy_forward(x)
+            assert_same(expected_p, p, f"episode {episode} step {t} probability")
+            assert_same(expected_h, h, f"episode {episode} step {t} hidden")
+            action = 1 if rng.uniform() < p else 0
+            xs.append(x), hs.append(h), dlogps.append(action - p), rs.append(rng.choice([-1.0, 0.0, 1.0]))
+        epx, eph, epr = np.vstack(xs), np.vstack(hs), np.vstack(rs)
+        epdlogp = np.vstack(dlogps)
+        update(epx, eph, epdlogp.copy(), epr)
+        plain_side.episode_update(epx, eph, epdlogp.copy(), epr)
+        for k in plain_side.model:
+            assert_same(plain_side.model[k], compiled_side.model[k], f"episode {episode} {k}")
+            assert_same(plain_side.rmsprop_cache[k], compiled_side.rmsprop_cache[k], f"episode {episode} cache {k}")
+    assert_mostly_compiled(forward)
+    assert_mostly_compiled(update)
