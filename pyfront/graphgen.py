@@ -653,6 +653,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if isinstance(node.ops[0], (ast.In, ast.NotIn)) and isinstance(right, (Seq, Obj, DictView, Iter)):
             found = self._contains(right, left, node).value
             return Known(found if isinstance(node.ops[0], ast.In) else not found)
+        if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and _never_none(left, right):
+            return Known(isinstance(node.ops[0], ast.IsNot))  # `self.m is None` where self.m holds a dict
         if uf is None:
             raise Unsupported(f"{type(node.ops[0]).__name__} on computed values is not supported yet", node)
         return S.ufunc(uf, left, right)
@@ -892,6 +894,14 @@ OUT_METHODS = ("clip",)
 DICT_VIEWS = ("keys", "values", "items")
 # Methods of lists the call made (Seq of kind list), run on the compile-time list of values.
 LIST_METHODS = ("append", "extend", "insert", "reverse", "pop")
+
+
+def _never_none(a: Any, b: Any) -> bool:
+    """One side is None and the other a value whose (guarded) type is not NoneType: `is` is False."""
+    def computed(v: Any) -> bool:
+        return isinstance(v, (Tensor, Obj, Seq, BoundMethod))
+
+    return any(isinstance(x, Known) and x.value is None and computed(y) for x, y in ((a, b), (b, a)))
 
 
 def _is_array(v: Any) -> bool:

@@ -111,3 +111,20 @@ def test_policy_gradient_agent():
             assert_same(plain_side.rmsprop_cache[k], compiled_side.rmsprop_cache[k], f"episode {episode} cache {k}")
     assert_mostly_compiled(forward)
     assert_mostly_compiled(update)
+
+
+def test_adam_trained_mlp():
+    m = load("adam_mlp", "corpus_adam_mlp")
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(64, 5)), rng.integers(0, 4, size=64)
+    params, optimizer = m.init_params(rng, 5, 12, 4), m.Adam(lr=0.01)
+    plain_params, plain_optimizer = copy.deepcopy(params), copy.deepcopy(optimizer)
+    step = pyfront.compile(m.train_step)
+    for i in range(30):
+        batch = slice((i % 4) * 16, (i % 4 + 1) * 16)
+        loss = step(params, optimizer, X[batch], y[batch])
+        assert_same(m.train_step(plain_params, plain_optimizer, X[batch], y[batch]), loss, f"step {i} loss")
+        assert_same(plain_params, params, f"step {i} parameters")
+        assert optimizer.iter == plain_optimizer.iter and type(optimizer.iter) is int
+    assert_mostly_compiled(step)
+    assert pyfront.explain(step).compilations <= 3
