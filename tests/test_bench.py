@@ -111,3 +111,10 @@ def test_stateful_programs_are_checked_on_results_and_on_the_state_left():
 def test_a_call_past_the_limit_is_reported_over_time():
     row = measured(Slow(), call_limit=0.2)
     assert row["status"] == "over time" and "0 s limit" in row["reason"], row
+
+
+def test_corpus_benchmark_measures_a_program():
+    from bench import corpus
+
+    result = corpus.measure("policy-gradient update", steps=1, repeats=1, warmup=3)
+    assert result["numpy"] > 0 and result["pyfront"] > 0 and result["share"] == 1.0

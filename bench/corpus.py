@@ -1,0 +1,139 @@
+"""`python -m bench.corpus`: the corpus programs (tests/corpus/), NumPy against pyfront.
+
+The corpus is NumPy deep-learning code written the way public code is (layer classes,
+in-place optimizer updates, preallocate-and-fill, Python counters); each program runs
+unmodified. For each, a training loop runs in plain NumPy and under `pyfront.compile`
+(the same function, from a separate copy of the module, so module-level parameters are
+not shared); after warm-up (profiling and compiling) the time per step is the median of
+`--repeats` runs of `--steps` steps each. The table gives both times, the speedup
+(NumPy time / pyfront time) and the share of the pyfront calls after the profiled ones
+that ran compiled code.
+
+The peers of bench/run.py are not run here: these programs update Python objects in
+place, and jax.jit and numba need functional ports of each, not written yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import pyfront
+
+CORPUS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "corpus"
+
+
+def _load(name: str, as_name: str):
+    spec = importlib.util.spec_from_file_location(as_name, CORPUS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# A scenario: (module) -> (the step function, a function from step number to its arguments).
+# The arguments hold the program's state (objects updated in place), built once per run.
+
+def _layer_mlp(m):
+    rng = np.random.default_rng(1)
+    X, T = rng.normal(size=(500, 64)), rng.integers(0, 10, size=500)
+    net, opt = m.TwoLayerNet(64, 128, 10), m.SGD(0.1)
+    return m.train_step, lambda i: (net, opt, X[(i % 5) * 100:(i % 5 + 1) * 100], T[(i % 5) * 100:(i % 5 + 1) * 100])
+
+
+def _adam_mlp(m):
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(512, 64)), rng.integers(0, 10, size=512)
+    params, optimizer = m.init_params(rng, 64, 128, 10), m.Adam(lr=0.01)
+    return m.train_step, lambda i: (params, optimizer, X[(i % 4) * 128:(i % 4 + 1) * 128],
+                                    y[(i % 4) * 128:(i % 4 + 1) * 128])
+
+
+def _char_rnn(m):
+    n, data = m.seq_length, m.data
+    state = {"h": np.zeros((m.hidden_size, 1))}
+
+    def step(inputs, targets):
+        loss, state["h"] = m.train_step(inputs, targets, state["h"])
+        return loss
+
+    def args(i):
+        p = (i * n) % (len(data) - n - 1)
+        return ([m.char_to_ix[c] for c in data[p:p + n]], [m.char_to_ix[c] for c in data[p + 1:p + n + 1]])
+    return step, args
+
+
+def _conv(m):
+    rng = np.random.default_rng(2)
+    conv = m.Convolution(rng.normal(size=(8, 3, 3, 3)) * 0.1, np.zeros(8), stride=1, pad=1)
+    x, target = rng.normal(size=(8, 3, 16, 16)), rng.normal(size=(8, 8, 16, 16))
+    return m.train_step, lambda i: (conv, x, target, 0.01)
+
+
+def _policy_gradient(m):
+    rng = np.random.default_rng(7)
+    epx, eph = rng.normal(size=(50, m.D)), np.abs(rng.normal(size=(50, m.H)))
+    epdlogp, epr = rng.normal(size=(50, 1)), rng.choice([-1.0, 0.0, 1.0], size=(50, 1))
+    return m.episode_update, lambda i: (epx, eph, epdlogp.copy(), epr)
+
+
+SCENARIOS: dict[str, tuple[str, Callable]] = {
+    "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
+    "MLP with an Adam class": ("adam_mlp", _adam_mlp),
+    "char-RNN (Adagrad)": ("char_rnn", _char_rnn),
+    "im2col convolution": ("conv_im2col", _conv),
+    "policy-gradient update": ("policy_gradient", _policy_gradient),
+}
+
+
+def _time(step, args, steps: int, repeats: int, start: int) -> float:
+    times = []
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        for i in range(steps):
+            step(*args(start + r * steps + i))
+        times.append((time.perf_counter() - t0) / steps)
+    return statistics.median(times)
+
+
+def measure(name: str, steps: int, repeats: int, warmup: int) -> dict:
+    module_name, scenario = SCENARIOS[name]
+    results = {}
+    for label in ("numpy", "pyfront"):
+        module = _load(module_name, f"bench_corpus_{module_name}_{label}")
+        step, args = scenario(module)
+        if label == "pyfront":
+            if step.__module__ == module.__name__:
+                step = compiled = pyfront.compile(step)
+            else:  # a wrapper of the scenario's (char_rnn's hidden state): compile what it calls
+                module.train_step = compiled = pyfront.compile(module.train_step)
+        for i in range(warmup):
+            step(*args(i))
+        results[label] = _time(step, args, steps, repeats, warmup)
+        if label == "pyfront":
+            report = pyfront.explain(compiled)
+            results["share"] = report.compiled_calls / max(1, report.calls - report.profiled_calls)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("programs", nargs="*", default=list(SCENARIOS))
+    opts = parser.parse_args(argv)
+    print("| program | NumPy ms/step | pyfront ms/step | speedup | compiled share |\n|---|---|---|---|---|")
+    for name in opts.programs:
+        r = measure(name, opts.steps, opts.repeats, opts.warmup)
+        print(f"| {name} | {r['numpy'] * 1e3:.3f} | {r['pyfront'] * 1e3:.3f} | "
+              f"{r['numpy'] / r['pyfront']:.2f}x | {r['share']:.0%} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
