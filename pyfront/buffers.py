@@ -133,12 +133,11 @@ class BufferMixin:
         else:
             root = target
         contents = Tensor(contents.value, np.ndarray)
-        if isinstance(root, Known):
-            self._check_compile_time_aliases(root, node)
+        if isinstance(root, Known) or root.source is None:  # an array this call made
+            if isinstance(root, Known):
+                self._check_compile_time_aliases(root, node)
             return self._swap_buffer(lambda v: v is root, lambda v: contents)(target)
         entry = self._input_arrays.get(id(root))
-        if root.source is None:
-            return self._swap_buffer(lambda v: v is root, lambda v: contents)(target)
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
         if not S._at_function_level():
@@ -146,10 +145,8 @@ class BufferMixin:
                               "branch on a computed value is not supported yet", node)
         example = entry[1]
         self._check_overlaps(example, root.source, node)
-        if id(example) not in self.mutations:
-            self.mutations[id(example)] = (example, root.source, contents)
-        else:
-            self.mutations[id(example)] = (example, self.mutations[id(example)][1], contents)
+        first = self.mutations.get(id(example))
+        self.mutations[id(example)] = (example, first[1] if first else root.source, contents)
 
         def same_buffer(v: Tensor) -> bool:
             seen = self._input_arrays.get(id(v))

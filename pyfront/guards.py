@@ -147,14 +147,19 @@ class AliasGuard:
     site: str
 
     def holds_for(self, values: list) -> bool:
-        first: dict[int, int] = {}
-        for value, group in zip(values, self.groups):
-            if first.setdefault(id(value), group) != group:
-                return False
-        return len(first) == len(set(self.groups))
+        return _grouped_as(values, self.groups)
 
     def describe(self) -> str:
         return f"objects at {', '.join(map(str, self.paths))} alias as at compile time"[:160]
+
+
+def _grouped_as(values: list, groups: tuple[int, ...]) -> bool:
+    """Whether `values` are one object exactly where `groups` are equal."""
+    first: dict[int, int] = {}
+    for value, group in zip(values, groups):
+        if first.setdefault(id(value), group) != group:
+            return False
+    return len(first) == len(set(groups))
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,11 +177,7 @@ class BufferGuard:
     site: str
 
     def holds_for(self, values: list) -> bool:
-        first: dict[int, int] = {}
-        for value, group in zip(values, self.groups):
-            if type(value) is not np.ndarray or first.setdefault(id(value), group) != group:
-                return False
-        if len(first) != len(set(self.groups)):
+        if not all(type(v) is np.ndarray for v in values) or not _grouped_as(values, self.groups):
             return False
         for i, (value, w) in enumerate(zip(values, self.written)):
             if not w:
