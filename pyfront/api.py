@@ -79,6 +79,10 @@ class CompiledFunction:
         self._report = Report(fn.__qualname__)
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
+        # Compile failures by reason -> the keys they failed for; a reason that failed for
+        # HOPELESS_AFTER keys does not depend on the key: new keys are no longer compiled.
+        self._failed_keys: dict[str, set] = {}
+        self._hopeless: str | None = None
         logs.configure_from_env()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -103,6 +107,8 @@ class CompiledFunction:
             return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
         if self.fn.__code__ is not self._code:
             self._forget_code()
+        if self._hopeless is not None:  # the cheap way to the interpreter: no key, no profile
+            return self._interpret(self._hopeless, args, kwargs)
         args = _with_defaults(self.fn, args)
         try:
             key = self._key(args)
@@ -157,6 +163,7 @@ class CompiledFunction:
             self._profiler = None
             self._state_misses = set()
             self._relaxed, self._no_relax, self._fp_checks_per_op = {}, set(), False
+            self._failed_keys, self._hopeless = {}, None
             self._profiled_before_code = self._report.profiled_calls
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
@@ -258,6 +265,7 @@ class CompiledFunction:
         except Unsupported as e:
             reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
             group.fail(args, str(e))
+            self._note_failure(key, str(e))
             return None, str(e)
         except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
             reraise_if_asynchronous(e)
@@ -276,6 +284,19 @@ class CompiledFunction:
             for g in variant.describe_guards():
                 logs.guards_log.info("%s %s: guard %s", self.__qualname__, _describe_key(key), g)
         return variant, None
+
+    def _note_failure(self, key: Any, reason: str) -> None:
+        """Remember a compile failure (lock held); the same one for HOPELESS_AFTER keys: give up.
+
+        A reason that names a dtype, shape or value differs between keys, so only one that
+        does not depend on the arguments (an unsupported construct at a line) repeats."""
+        keys = self._failed_keys.get(reason, set())
+        if len(keys) < HOPELESS_AFTER:
+            keys.add(key)
+        remember(self._failed_keys, reason, keys, MAX_FAILURE_REASONS)
+        if len(keys) >= HOPELESS_AFTER and self._hopeless is None:
+            self._hopeless = (f"{reason} (the same for {HOPELESS_AFTER} argument keys: new keys are not compiled "
+                              "until the function's code changes)")
 
     def _evict_least_recently_used(self) -> None:
         """Make room for a new variant (lock held): drop the one whose last compiled call is oldest."""
@@ -374,6 +395,10 @@ class CompiledFunction:
 
 
 call_depth.entry_code = CompiledFunction.__call__.__code__
+
+
+HOPELESS_AFTER = 3  # compile failures with one reason for this many keys: the function stays interpreted
+MAX_FAILURE_REASONS = 16
 
 
 def _relaxation(facts: list[tuple]) -> Any:

@@ -108,3 +108,21 @@ def test_huge_python_ints_keep_python_semantics():
     x = np.arange(3)
     calls = [(x, 10**21), (x, 10**21), (x, 10**40), (x, 10**40)]
     check(big_ints, calls)
+
+
+def _with_try(x):
+    try:
+        return x + 1
+    except ValueError:
+        return x
+
+
+def test_a_failure_independent_of_the_key_is_not_compiled_again_for_new_keys():
+    compiled = pyfront.compile(_with_try, profile_calls=1)
+    for n in range(2, 22):  # 20 shapes, each a new key
+        np.testing.assert_array_equal(compiled(np.ones(n)), _with_try(np.ones(n)))
+    assert sum(len(keys) for keys in compiled._failed_keys.values()) == 3  # not 20 compile attempts
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 0
+    assert any("new keys are not compiled until the function's code changes" in r
+               for r in report.interpreter_reasons), str(report)
