@@ -17,7 +17,8 @@ def minibatch(X, i, B):
 
 
 def test_minibatch_index_compiles_once_for_every_value():
-    compiled = check(minibatch, [(X, i, 4) for i in range(5)] * 10)
+    data = np.arange(400.0).reshape(200, 2)
+    compiled = check(minibatch, [(data, i, 4) for i in range(50)])  # 50 values of i
     report = pyfront.explain(compiled)
     assert report.compilations <= 3 and report.compiled_calls >= 45, report
     assert any("arg1: Python int value -> runtime operand" in r for r in report.relaxations)
