@@ -314,6 +314,23 @@ def add_into_slice(model, x):
     return model.h
 
 
+histogram = np.zeros(5)
+
+
+def count_into_global(labels, scale):
+    np.add.at(histogram, labels, scale)  # repeated labels accumulate
+    histogram[labels[0]] -= 0.5  # a computed index into a global array
+    histogram[histogram > 3] = 3.0
+    return histogram
+
+
+def test_writes_into_a_global_array():
+    labels = np.array([0, 3, 3, 1, 0, 3])
+    compiled = check_state(count_into_global, [(labels, 1.0), (labels[::-1].copy(), 0.5), (labels, 2.0)],
+                           *module_state("histogram"))
+    compiled_ran(compiled)
+
+
 def test_in_place_array_writes_compile():
     compiled_ran(check(write_into, [(np.zeros(3), np.ones(2))] * 3))
     compiled_ran(check(add_into_slice, [(Cell(np.zeros(4)), np.ones(2))] * 3))
