@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, logs
+from pyfront import call_depth, callables, logs
 from pyfront.bounded import remember
 from pyfront.config import Config
 from pyfront.errors import Unsupported
@@ -59,11 +59,13 @@ MAX_STATE_MISS_SITES = 256
 class CompiledFunction:
     """A function whose calls run compiled when its assumptions hold."""
 
-    def __init__(self, fn: Callable, config: Config):
-        if not isinstance(fn, types.FunctionType):
-            raise TypeError(f"pyfront.compile needs a Python function, got {type(fn).__name__}")
+    def __init__(self, target: Callable, config: Config):
+        fn, leading = callables.resolve(target)
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # A bound method's receiver, a partial's arguments, a callable object: arguments read per call.
+        self._leading = None if leading is callables._no_leading else leading
+        self._signature_reason = callables.unsupported_signature(fn)
         self.config = config
         self._lock = threading.RLock()
         self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
@@ -99,11 +101,17 @@ class CompiledFunction:
             self._report.calls += 1
         if self.config.disabled:
             return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
-        if kwargs:
-            return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
+        if self._leading is not None:
+            args, kwargs = self._leading(args, kwargs)
         if self.fn.__code__ is not self._code:
             self._forget_code()
-        args = _with_defaults(self.fn, args)
+        if self._signature_reason is not None:
+            return self._interpret(self._signature_reason, args, kwargs)
+        bound = callables.positional(self.fn, args, kwargs)
+        if bound is None:  # the interpreter raises CPython's TypeError
+            return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
+                                   args, kwargs)
+        args, kwargs = bound, {}
         try:
             key = self._key(args)
         except TypeError as e:
@@ -153,6 +161,7 @@ class CompiledFunction:
             if self.fn.__code__ is self._code:
                 return
             self._code = self.fn.__code__
+            self._signature_reason = callables.unsupported_signature(self.fn)
             self._groups = {}
             self._profiler = None
             self._state_misses = set()
@@ -386,20 +395,6 @@ def _relaxation(facts: list[tuple]) -> Any:
     return None
 
 
-def _with_defaults(fn: types.FunctionType, args: tuple) -> tuple:
-    """`args` and the default values of the positional parameters the call leaves out, read now.
-
-    `fn(*_with_defaults(fn, args))` binds every parameter to the same object as `fn(*args)`,
-    and a default becomes an argument: an array default is read at call time (keyed by dtype
-    and shape), so a default mutated in place or a new `__defaults__` is seen.
-    """
-    missing = fn.__code__.co_argcount - len(args)
-    defaults = fn.__defaults__
-    if missing <= 0 or not defaults or missing > len(defaults):
-        return args
-    return args + defaults[len(defaults) - missing:]
-
-
 def _source_of(fn: Callable) -> tuple[str, list[tuple[int, str]]]:
     """The function's file and its numbered source lines (none when the source is not available)."""
     try:
@@ -419,8 +414,17 @@ def compile(fn: Callable | None = None, *, config: Config | None = None, **optio
     elif options:
         raise TypeError("pass either config= or keyword options, not both")
     if fn is None:
-        return lambda f: CompiledFunction(f, config)
-    return CompiledFunction(fn, config)
+        return lambda f: _compiled(f, config)
+    return _compiled(fn, config)
+
+
+def _compiled(target: Callable, config: Config) -> Any:
+    """`target` compiled; a static or class method object stays one, and compiling twice is a no-op."""
+    if isinstance(target, CompiledFunction) and target.config == config:
+        return target  # idempotent: the same variants
+    if isinstance(target, (staticmethod, classmethod)):
+        return type(target)(_compiled(target.__func__, config))
+    return CompiledFunction(target, config)
 
 
 def explain(fn: Any) -> Report:
