@@ -192,7 +192,8 @@ def test_explain_marks_lines_guards_and_hints():
     assert "2 of 4 calls ran compiled" in text
     assert "source (C: ran compiled, I: keeps calls in the interpreter, G: a guard):" in text
     guard_line = next(line for line in text.splitlines() if "if x.sum() > t:" in line)
-    assert guard_line.split()[0] == "CG" and "# guard [branch] failed 1x" in guard_line
+    # (the variant recompiled after the deopt also guards the comparison's float32 fp errors there)
+    assert guard_line.split()[0] == "CG" and "# guard [branch" in guard_line and "failed 1x" in guard_line
     assert any(line.split()[:2] == ["C", str(LINE_IF + 1)] for line in text.splitlines()), text
 
 
