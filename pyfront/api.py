@@ -65,7 +65,8 @@ class CompiledFunction:
         self.fn = fn
         # A bound method's receiver, a partial's arguments, a callable object: arguments read per call.
         self._leading = None if leading is callables._no_leading else leading
-        self._signature_reason = callables.unsupported_signature(fn)
+        # Why this code cannot compile whatever the arguments (its signature, no source, a generator).
+        self._never_compiles = callables.unsupported_signature(fn)
         self.config = config
         self._lock = threading.RLock()
         self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
@@ -105,8 +106,8 @@ class CompiledFunction:
             args, kwargs = self._leading(args, kwargs)
         if self.fn.__code__ is not self._code:
             self._forget_code()
-        if self._signature_reason is not None:
-            return self._interpret(self._signature_reason, args, kwargs)
+        if self._never_compiles is not None:  # cheap: no key, no profiling, no compile attempt
+            return self._interpret(self._never_compiles, args, kwargs)
         bound = callables.positional(self.fn, args, kwargs)
         if bound is None:  # the interpreter raises CPython's TypeError
             return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
@@ -161,7 +162,7 @@ class CompiledFunction:
             if self.fn.__code__ is self._code:
                 return
             self._code = self.fn.__code__
-            self._signature_reason = callables.unsupported_signature(self.fn)
+            self._never_compiles = callables.unsupported_signature(self.fn)
             self._groups = {}
             self._profiler = None
             self._state_misses = set()
@@ -247,6 +248,8 @@ class CompiledFunction:
         or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
         from pyfront.runtime.jit import compile_variant
 
+        if self._never_compiles is not None:  # found by the attempt a relaxed key just made
+            return None, self._never_compiles
         group = self._groups.get(key)
         reason = group.failure_for(args) if group is not None else None
         if reason is not None:
@@ -264,6 +267,8 @@ class CompiledFunction:
                                       self._fp_checks_per_op)
         except Unsupported as e:
             reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
+            if e.whole_code is self.fn.__code__:  # not the key's fault: never try again for this code
+                self._never_compiles = str(e)
             group.fail(args, str(e))
             return None, str(e)
         except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome

@@ -80,7 +80,7 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
         raise _unsupported(code, f"the source of {name} on disk does not match its loaded code (was the file "
                                  "edited since import, or __code__ replaced?); it runs in the interpreter")
     if isinstance(node, ast.AsyncFunctionDef):
-        raise Unsupported("async functions are not supported", node, code.co_filename)
+        raise Unsupported("async functions are not supported", node, code.co_filename, code)
     return node
 
 
@@ -92,7 +92,8 @@ def _compiled_file(filename: str, text: str, flags: int) -> tuple[ast.Module, ty
 
 
 def _unsupported(code: types.CodeType, reason: str) -> Unsupported:
-    return Unsupported(reason, types.SimpleNamespace(lineno=code.co_firstlineno), code.co_filename)
+    """`code` has no usable source: it cannot compile, whatever its arguments."""
+    return Unsupported(reason, types.SimpleNamespace(lineno=code.co_firstlineno), code.co_filename, code)
 
 
 def _find_code(code: types.CodeType, wanted) -> types.CodeType | None:

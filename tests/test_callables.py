@@ -153,3 +153,56 @@ def test_unsupported_signature_runs_in_the_interpreter_without_compiling(define)
 def test_not_callable_is_refused():
     with pytest.raises(TypeError, match="needs a Python function"):
         pyfront.compile(42)
+
+
+def _count_compile_attempts(monkeypatch):
+    from pyfront.runtime import jit
+
+    attempts = []
+    real = jit.compile_variant
+
+    def counted(*args, **kwargs):
+        attempts.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jit, "compile_variant", counted)
+    return attempts
+
+
+def test_lambda_without_a_def_is_tried_once_not_per_shape(monkeypatch):
+    attempts = _count_compile_attempts(monkeypatch)
+    f = lambda x: np.sin(x) * 2.0  # noqa: E731 - the form under test
+    compiled = pyfront.compile(f, profile_calls=1)
+    for n in range(20):
+        assert_same(f(np.ones(n + 1)), compiled(np.ones(n + 1)))
+    assert len(attempts) == 1
+    (reason,) = pyfront.explain(compiled).interpreter_reasons
+    assert "not defined by a def statement" in reason
+
+
+def test_generator_is_tried_once_and_retried_when_its_code_changes(monkeypatch):
+    attempts = _count_compile_attempts(monkeypatch)
+
+    def gen(x):
+        yield x * 2.0
+
+    def plain(x):
+        return x * 2.0
+
+    compiled = pyfront.compile(gen, profile_calls=1)
+    for n in range(20):
+        assert_same(list(gen(np.ones(n + 1))), list(compiled(np.ones(n + 1))))
+    assert len(attempts) == 1
+    gen.__code__ = plain.__code__  # hot reload: the new code compiles
+    for _ in range(3):
+        assert_same(plain(np.ones(3)), compiled(np.ones(3)))
+    assert len(attempts) == 2 and pyfront.explain(compiled).compiled_calls > 0
+
+
+def test_a_key_dependent_failure_does_not_block_other_keys():
+    def f(x):
+        return x ** 3
+
+    compiled = check(f, [(np.arange(3),)] * 3 + [(np.ones(3),)] * 3)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0 and "np.power on int64" in str(report.interpreter_reasons)
