@@ -98,6 +98,9 @@ class CompiledFunction:
                 sys.setrecursionlimit(caller_limit)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
+        never = self._never_compiles
+        if never is not None and self.fn.__code__ is self._code and never in self._report.interpreter_reasons:
+            return self._fallback(never, args, kwargs)
         with self._lock:
             self._report.calls += 1
         if self.config.disabled:
@@ -152,6 +155,18 @@ class CompiledFunction:
         with self._lock:
             self._report.compiled_calls += 1
         return result
+
+    def _fallback(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        """A call of code that never compiles, once its reason is known and logged: the interpreter
+        at the least cost per call (one lock, no key): bench/fallback_overhead.py measures it."""
+        with self._lock:
+            report = self._report
+            report.calls += 1
+            report.interpreted_calls += 1
+            report.interpreter_reasons[reason] += 1
+        if self._leading is not None:
+            args, kwargs = self._leading(args, kwargs)
+        return call_depth.call_user(self.fn, args, kwargs)
 
     def _forget_code(self) -> None:
         """`fn.__code__` was replaced (hot reload): drop the variants and profile of the old code.
