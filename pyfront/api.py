@@ -64,7 +64,7 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
         self.fn = fn
         # A bound method's receiver, a partial's arguments, a callable object: arguments read per call.
-        self._leading = None if leading is callables._no_leading else leading
+        self._leading = None if leading is callables.binds_nothing else leading
         # Why this code cannot compile whatever the arguments (its signature, no source, a generator).
         self._never_compiles = callables.unsupported_signature(fn)
         self.config = config

@@ -23,7 +23,7 @@ from typing import Any
 Leading = Callable[[tuple, dict], tuple[tuple, dict]]
 
 
-def _no_leading(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def binds_nothing(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return args, kwargs
 
 
@@ -33,7 +33,7 @@ def resolve(target: Any, what: str = "pyfront.compile") -> tuple[types.FunctionT
 
     target = uncompiled(target)
     if isinstance(target, types.FunctionType):
-        return target, _no_leading
+        return target, binds_nothing
     if isinstance(target, types.MethodType):
         fn, inner = resolve(target.__func__, what)
         receiver = target.__self__

@@ -9,6 +9,7 @@ import pytest
 
 import pyfront
 from differential import assert_same, check
+from pyfront.aot import ExportError
 
 
 class Dense:
@@ -206,3 +207,17 @@ def test_a_key_dependent_failure_does_not_block_other_keys():
     compiled = check(f, [(np.arange(3),)] * 3 + [(np.ones(3),)] * 3)
     report = pyfront.explain(compiled)
     assert report.compiled_calls > 0 and "np.power on int64" in str(report.interpreter_reasons)
+
+
+def test_export_takes_static_and_compiled_functions_and_refuses_bound_arguments(tmp_path):
+    def double(x):
+        return x * 2.0
+
+    x = np.arange(4.0)
+    for n, target in enumerate((staticmethod(double), pyfront.compile(double))):
+        artifact = pyfront.load(pyfront.export(target, x, path=tmp_path / str(n)))
+        assert_same(double(x), artifact(x))
+    with pytest.raises(TypeError, match="binds arguments"):
+        pyfront.export(Dense(_w()).forward, _x(), path=tmp_path / "bound")
+    with pytest.raises(ExportError, match=r"\*args"):
+        pyfront.export(lambda x, *rest: x, x, path=tmp_path / "star")
