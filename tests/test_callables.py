@@ -221,3 +221,13 @@ def test_export_takes_static_and_compiled_functions_and_refuses_bound_arguments(
         pyfront.export(Dense(_w()).forward, _x(), path=tmp_path / "bound")
     with pytest.raises(ExportError, match=r"\*args"):
         pyfront.export(lambda x, *rest: x, x, path=tmp_path / "star")
+
+
+def test_compile_of_grad_is_accepted_and_gives_the_gradient():
+    # Runs in the interpreter for now (GradFunction.__call__ takes *args): what is checked is the answer.
+    def loss(w, x):
+        return np.sum(np.tanh(x @ w) ** 2)
+
+    compiled = pyfront.compile(pyfront.value_and_grad(loss), profile_calls=1)
+    for _ in range(3):
+        assert_same(pyfront.value_and_grad(loss)(_w(), _x()), compiled(_w(), _x()))
