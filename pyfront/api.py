@@ -429,21 +429,23 @@ def compile(fn: Callable | None = None, *, config: Config | None = None, **optio
 
     Options are the fields of `pyfront.Config` (profile_calls, max_variants, backend, passes, ...).
     """
+    configured = config is not None or bool(options)
     if config is None:
         config = Config(**options)
     elif options:
         raise TypeError("pass either config= or keyword options, not both")
     if fn is None:
-        return lambda f: _compiled(f, config)
-    return _compiled(fn, config)
+        return lambda f: _compiled(f, config, configured)
+    return _compiled(fn, config, configured)
 
 
-def _compiled(target: Callable, config: Config) -> Any:
-    """`target` compiled; a static or class method object stays one, and compiling twice is a no-op."""
-    if isinstance(target, CompiledFunction) and target.config == config:
-        return target  # idempotent: the same variants
+def _compiled(target: Callable, config: Config, configured: bool) -> Any:
+    """`target` compiled; a static or class method object stays one, and compiling a compiled
+    function again returns it (its variants), unless options ask for another configuration."""
+    if isinstance(target, CompiledFunction) and (not configured or target.config == config):
+        return target
     if isinstance(target, (staticmethod, classmethod)):
-        return type(target)(_compiled(target.__func__, config))
+        return type(target)(_compiled(target.__func__, config, configured))
     return CompiledFunction(target, config)
 
 

@@ -119,8 +119,11 @@ def test_compile_is_idempotent():
     def f(x):
         return np.sin(x)
 
-    compiled = pyfront.compile(f)
+    compiled = pyfront.compile(f, profile_calls=1)
     assert pyfront.compile(compiled) is compiled
+    assert pyfront.compile(compiled, profile_calls=1) is compiled
+    other = pyfront.compile(compiled, profile_calls=3)  # another configuration: another compiled function
+    assert other is not compiled and other.fn is f and other.config.profile_calls == 3
 
 
 def test_grad_of_compiled_differentiates_the_python_function():
