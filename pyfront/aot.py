@@ -65,11 +65,16 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     dynamic (sizes >= 2 at call time), or to True for a Python float passed as
     a runtime value rather than compiled as a constant.
     """
-    from pyfront.api import CompiledFunction
+    from pyfront import callables
 
-    fn = fn.fn if isinstance(fn, CompiledFunction) else fn
-    if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"pyfront.export needs a Python function, got {type(fn).__name__}")
+    target = fn
+    fn, leading = callables.resolve(target, "pyfront.export")
+    if leading is not callables.binds_nothing:  # an artifact holds no Python objects to pass as arguments
+        raise TypeError(f"pyfront.export: a {type(target).__name__} binds arguments (a receiver, a partial's "
+                        f"arguments) that an artifact cannot hold; export {fn.__qualname__} and pass them")
+    reason = callables.unsupported_signature(fn)
+    if reason is not None:
+        raise ExportError(f"cannot export {reason}")
     relaxed = _relaxations(fn, example_args, dynamic_dims or {})
     arguments = [_arg_spec(fn, i, a, relaxed.get(i)) for i, a in enumerate(example_args)]
     mlir, entry, inputs, outputs, guards, result = _lower(fn, example_args, relaxed)

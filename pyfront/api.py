@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, logs
+from pyfront import call_depth, callables, logs
 from pyfront.bounded import remember
 from pyfront.config import Config
 from pyfront.errors import Unsupported
@@ -59,11 +59,14 @@ MAX_STATE_MISS_SITES = 256
 class CompiledFunction:
     """A function whose calls run compiled when its assumptions hold."""
 
-    def __init__(self, fn: Callable, config: Config):
-        if not isinstance(fn, types.FunctionType):
-            raise TypeError(f"pyfront.compile needs a Python function, got {type(fn).__name__}")
+    def __init__(self, target: Callable, config: Config):
+        fn, leading = callables.resolve(target)
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # A bound method's receiver, a partial's arguments, a callable object: arguments read per call.
+        self._leading = None if leading is callables.binds_nothing else leading
+        # Why this code cannot compile whatever the arguments (its signature, no source, a generator).
+        self._never_compiles = callables.unsupported_signature(fn)
         self.config = config
         self._lock = threading.RLock()
         self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
@@ -80,9 +83,8 @@ class CompiledFunction:
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
         # Compile failures by reason -> the keys they failed for; a reason that failed for
-        # HOPELESS_AFTER keys does not depend on the key: new keys are no longer compiled.
+        # HOPELESS_AFTER keys does not depend on the key either (`_never_compiles`).
         self._failed_keys: dict[str, set] = {}
-        self._hopeless: str | None = None
         logs.configure_from_env()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -99,17 +101,24 @@ class CompiledFunction:
                 sys.setrecursionlimit(caller_limit)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
+        never = self._never_compiles
+        if never is not None and self.fn.__code__ is self._code and never in self._report.interpreter_reasons:
+            return self._fallback(never, args, kwargs)
         with self._lock:
             self._report.calls += 1
         if self.config.disabled:
             return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
-        if kwargs:
-            return self._interpret("keyword arguments at the call are not supported yet", args, kwargs)
+        if self._leading is not None:
+            args, kwargs = self._leading(args, kwargs)
         if self.fn.__code__ is not self._code:
             self._forget_code()
-        if self._hopeless is not None:  # the cheap way to the interpreter: no key, no profile
-            return self._interpret(self._hopeless, args, kwargs)
-        args = _with_defaults(self.fn, args)
+        if self._never_compiles is not None:  # cheap: no key, no profiling, no compile attempt
+            return self._interpret(self._never_compiles, args, kwargs)
+        bound = callables.positional(self.fn, args, kwargs)
+        if bound is None:  # the interpreter raises CPython's TypeError
+            return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
+                                   args, kwargs)
+        args, kwargs = bound, {}
         try:
             key = self._key(args)
         except TypeError as e:
@@ -150,6 +159,18 @@ class CompiledFunction:
             self._report.compiled_calls += 1
         return result
 
+    def _fallback(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        """A call of code that never compiles, once its reason is known and logged: the interpreter
+        at the least cost per call (one lock, no key): bench/fallback_overhead.py measures it."""
+        with self._lock:
+            report = self._report
+            report.calls += 1
+            report.interpreted_calls += 1
+            report.interpreter_reasons[reason] += 1
+        if self._leading is not None:
+            args, kwargs = self._leading(args, kwargs)
+        return call_depth.call_user(self.fn, args, kwargs)
+
     def _forget_code(self) -> None:
         """`fn.__code__` was replaced (hot reload): drop the variants and profile of the old code.
 
@@ -159,11 +180,12 @@ class CompiledFunction:
             if self.fn.__code__ is self._code:
                 return
             self._code = self.fn.__code__
+            self._never_compiles = callables.unsupported_signature(self.fn)
             self._groups = {}
             self._profiler = None
-            self._state_misses = set()
+            self._state_misses = {}
             self._relaxed, self._no_relax, self._fp_checks_per_op = {}, set(), False
-            self._failed_keys, self._hopeless = {}, None
+            self._failed_keys = {}
             self._profiled_before_code = self._report.profiled_calls
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
@@ -247,6 +269,8 @@ class CompiledFunction:
         or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
         from pyfront.runtime.jit import compile_variant
 
+        if self._never_compiles is not None:  # found by the attempt a relaxed key just made
+            return None, self._never_compiles
         group = self._groups.get(key)
         reason = group.failure_for(args) if group is not None else None
         if reason is not None:
@@ -264,6 +288,8 @@ class CompiledFunction:
                                       self._fp_checks_per_op)
         except Unsupported as e:
             reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
+            if e.whole_code is self.fn.__code__:  # not the key's fault: never try again for this code
+                self._never_compiles = str(e)
             group.fail(args, str(e))
             self._note_failure(key, str(e))
             return None, str(e)
@@ -294,9 +320,9 @@ class CompiledFunction:
         if len(keys) < HOPELESS_AFTER:
             keys.add(key)
         remember(self._failed_keys, reason, keys, MAX_FAILURE_REASONS)
-        if len(keys) >= HOPELESS_AFTER and self._hopeless is None:
-            self._hopeless = (f"{reason} (the same for {HOPELESS_AFTER} argument keys: new keys are not compiled "
-                              "until the function's code changes)")
+        if len(keys) >= HOPELESS_AFTER and self._never_compiles is None:
+            self._never_compiles = (f"{reason} (the same for {HOPELESS_AFTER} argument keys: new keys are not "
+                                    "compiled until the function's code changes)")
 
     def _evict_least_recently_used(self) -> None:
         """Make room for a new variant (lock held): drop the one whose last compiled call is oldest."""
@@ -415,20 +441,6 @@ def _relaxation(facts: list[tuple]) -> Any:
     return None
 
 
-def _with_defaults(fn: types.FunctionType, args: tuple) -> tuple:
-    """`args` and the default values of the positional parameters the call leaves out, read now.
-
-    `fn(*_with_defaults(fn, args))` binds every parameter to the same object as `fn(*args)`,
-    and a default becomes an argument: an array default is read at call time (keyed by dtype
-    and shape), so a default mutated in place or a new `__defaults__` is seen.
-    """
-    missing = fn.__code__.co_argcount - len(args)
-    defaults = fn.__defaults__
-    if missing <= 0 or not defaults or missing > len(defaults):
-        return args
-    return args + defaults[len(defaults) - missing:]
-
-
 def _source_of(fn: Callable) -> tuple[str, list[tuple[int, str]]]:
     """The function's file and its numbered source lines (none when the source is not available)."""
     try:
@@ -443,13 +455,24 @@ def compile(fn: Callable | None = None, *, config: Config | None = None, **optio
 
     Options are the fields of `pyfront.Config` (profile_calls, max_variants, backend, passes, ...).
     """
+    configured = config is not None or bool(options)
     if config is None:
         config = Config(**options)
     elif options:
         raise TypeError("pass either config= or keyword options, not both")
     if fn is None:
-        return lambda f: CompiledFunction(f, config)
-    return CompiledFunction(fn, config)
+        return lambda f: _compiled(f, config, configured)
+    return _compiled(fn, config, configured)
+
+
+def _compiled(target: Callable, config: Config, configured: bool) -> Any:
+    """`target` compiled; a static or class method object stays one, and compiling a compiled
+    function again returns it (its variants), unless options ask for another configuration."""
+    if isinstance(target, CompiledFunction) and (not configured or target.config == config):
+        return target
+    if isinstance(target, (staticmethod, classmethod)):
+        return type(target)(_compiled(target.__func__, config, configured))
+    return CompiledFunction(target, config)
 
 
 def explain(fn: Any) -> Report:

@@ -252,7 +252,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         declared = {}
         for construct in ast.walk(node):
             if isinstance(construct, (ast.Yield, ast.YieldFrom)):
-                raise Unsupported("generators (yield) run in the interpreter", construct)
+                raise Unsupported("generators (yield) run in the interpreter", construct, whole_code=fn.__code__)
             if isinstance(construct, (ast.Global, ast.Nonlocal)):
                 declared.update((n, type(construct).__name__.lower()) for n in construct.names)
         site = f"{fn.__code__.co_filename}:{node.lineno}"

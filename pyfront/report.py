@@ -24,6 +24,8 @@ _SITE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?: (?P<rest>.*)$", re.D
 # (substring of the reason, hint). The first match wins.
 HINTS: tuple[tuple[str, str], ...] = (
     ("keyword arguments at the call", "pass the arguments positionally: f(x, 1.0) rather than f(x, t=1.0)"),
+    ("keyword-only parameters: not compiled", "make them ordinary parameters: def f(x, t=1.0) rather than def f(x, *, t=1.0)"),
+    ("*args", "name the parameters: def f(x, t=1.0) rather than def f(x, *args, **kwargs)"),
     ("Python scalar operation", ("compute on NumPy arrays (np.exp(a), a * b) rather than on Python "
      "scalars taken out of them (math.exp(float(a)))")),
     ("compilation disabled", "unset PYFRONT_DISABLE"),

@@ -77,15 +77,32 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.name == code.co_name and _first_line(n) == code.co_firstlineno), None)
     if node is None and code.co_name == "<lambda>":
-        raise _unsupported(code, f"{name} is not defined by a def statement")
+        node = _lambda_def(tree, code)
     compiled = _find_code(module, lambda c: c.co_qualname == code.co_qualname
                           and c.co_firstlineno == code.co_firstlineno)
     if node is None or compiled is None or not same_code(compiled, code):
         raise _unsupported(code, f"the source of {name} on disk does not match its loaded code (was the file "
                                  "edited since import, or __code__ replaced?); it runs in the interpreter")
     if isinstance(node, ast.AsyncFunctionDef):
-        raise Unsupported("async functions are not supported", node, code.co_filename)
+        raise Unsupported("async functions are not supported", node, code.co_filename, code)
     return node
+
+
+def _lambda_def(tree: ast.Module, code: types.CodeType) -> ast.FunctionDef:
+    """The lambda of `code` as the def it is equivalent to (`def <lambda>(args): return body`).
+
+    Only a lambda alone on its first line with that qualname is taken: two on one line
+    could not be told apart from the code object, which names none of its columns.
+    """
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(found) != 1:
+        raise _unsupported(code, f"{code.co_qualname} is not defined by a def statement and is not the only "
+                                 "lambda on its line")
+    lam = found[0]
+    body = ast.Return(lam.body, lineno=lam.body.lineno, col_offset=lam.body.col_offset)
+    return ast.FunctionDef(name="<lambda>", args=lam.args, body=[body], decorator_list=[], returns=None,
+                           type_comment=None, lineno=lam.lineno, col_offset=lam.col_offset,
+                           end_lineno=lam.end_lineno, end_col_offset=lam.end_col_offset)
 
 
 @functools.lru_cache(maxsize=8)
@@ -97,7 +114,8 @@ def _compiled_file(filename: str, text: str, flags: int) -> tuple[ast.Module, ty
 
 
 def _unsupported(code: types.CodeType, reason: str) -> Unsupported:
-    return Unsupported(reason, types.SimpleNamespace(lineno=code.co_firstlineno), code.co_filename)
+    """`code` has no usable source: it cannot compile, whatever its arguments."""
+    return Unsupported(reason, types.SimpleNamespace(lineno=code.co_firstlineno), code.co_filename, code)
 
 
 def _find_code(code: types.CodeType, wanted) -> types.CodeType | None:

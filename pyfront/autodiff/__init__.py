@@ -58,12 +58,15 @@ class GradFunction:
         self.argnums = argnums
         self.value_and_grad = value_and_grad
         self.has_aux = bool(has_aux)
-        functools.update_wrapper(self, fn)
+        # updated=(): fn's __dict__ (a compiled function's own state, its `fn` among it) stays fn's.
+        functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pyfront.autodiff.tape import differentiate
+        from pyfront.state import uncompiled
 
-        return differentiate(self.fn, args, kwargs, self.argnums, self.value_and_grad, self.has_aux)
+        # A compiled fn is differentiated through its Python function (the tape traces that one).
+        return differentiate(uncompiled(self.fn), args, kwargs, self.argnums, self.value_and_grad, self.has_aux)
 
     def with_fn(self, fn: Callable[..., Any]) -> GradFunction:
         """The same transformation of another function (the profiler's instrumented copy of `fn`)."""
