@@ -78,7 +78,7 @@ CMPOPS = {
 # Builtins evaluated at compile time when all their arguments are constants.
 PURE_BUILTINS = {
     abs, all, any, bool, divmod, float, int, isinstance, len, max, min, pow, range, round, str,
-    sum, tuple, type, zip, enumerate, reversed, sorted, list,
+    sum, tuple, type, zip, enumerate, reversed, sorted, list, slice,
 }
 
 

@@ -107,27 +107,6 @@ for _kind in ("argmax", "argmin"):
     implements(getattr(np, _kind), method=_kind)(_arg_reduction(_kind))
 
 
-def _moment(root: bool):
-    """np.var / np.std as NumPy computes them: the mean kept, squared deviations summed, / (n - ddof)."""
-    def handler(a, axis=Known(None), dtype=Known(None), out=Known(None), ddof=Known(0), keepdims=Known(False)):
-        if known(out, "out") is not None:
-            raise Unsupported(f"np.{'std' if root else 'var'} with out= is not supported yet")
-        t = S.to_tensor(a)
-        ax, dt, dd = known(axis, "axis"), known(dtype, "dtype"), known(ddof, "ddof")
-        if dt is None and t.dtype.kind in "iub":
-            dt = np.float64  # NumPy's accumulator for ints and bools
-        axes = S.normalize_axes(ax, t.ndim)
-        n = int(np.prod([S.static_shape(t, "np.var")[i] for i in axes], dtype=np.int64))
-        mean = S.reduce("mean", t, ax, True, dt)
-        deviation = S.ufunc(np.subtract, t if dt is None else S.astype(t, np.dtype(dt)), mean)
-        total = S.reduce("sum", S.ufunc(np.multiply, deviation, deviation), ax, known(keepdims, "keepdims"))
-        var = S.ufunc(np.true_divide, total, Known(max(n - dd, 0)))
-        return S.ufunc(np.sqrt, var) if root else var
-    return handler
-
-
-implements(np.var, method="var")(_moment(root=False))
-implements(np.std, method="std")(_moment(root=True))
 
 
 @implements(np.reshape)
@@ -275,46 +254,6 @@ def _like(fill_value: Any):
 
 FUNCTIONS[np.zeros_like] = _like(0)
 FUNCTIONS[np.ones_like] = _like(1)
-# np.empty's elements are whatever the memory held: a program that reads them before writing
-# them has no defined result. Compiled, they are zeros, one of the answers NumPy may give.
-FUNCTIONS[np.empty] = _creation(0)
-FUNCTIONS[np.empty_like] = _like(0)
-
-
-@implements(np.outer)
-def _outer(a, b):
-    return S.ufunc(np.multiply, S.reshape(S.to_tensor(a), (-1, 1)), S.reshape(S.to_tensor(b), (1, -1)))
-
-
-@implements(np.ravel, method="ravel")
-def _ravel(a):
-    return S.reshape(S.to_tensor(a), (-1,))  # a view where NumPy's is (S.reshape follows the layout)
-
-
-def _flatten(a):
-    t = S.reshape(S.to_tensor(a), (-1,))
-    return Tensor(t.value, np.ndarray)  # always a copy
-
-
-METHODS["flatten"] = _flatten
-
-
-@implements(np.pad)
-def _pad(array, pad_width, mode=Known("constant"), constant_values=Known(0)):
-    """np.pad in 'constant' mode: the array written into a filled one."""
-    t = S.to_tensor(array)
-    if known(mode, "mode") != "constant" or np.ndim(known(constant_values, "constant_values")):
-        raise Unsupported("np.pad is supported in 'constant' mode with one constant value")
-    widths = np.asarray(known(pad_width, "pad_width"))
-    if widths.dtype.kind not in "iu" or (widths < 0).any():
-        raise Unsupported("np.pad: pad widths must be non-negative ints (NumPy raises otherwise)")
-    try:
-        widths = np.broadcast_to(widths, (t.ndim, 2))
-    except ValueError as e:
-        raise Unsupported(f"np.pad: {e}") from None
-    shape = S.static_shape(t, "np.pad")
-    padded = S.full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(shape, widths)), constant_values.value, t.dtype)
-    return indexing.setitem(padded, tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(shape, widths)), t)
 
 
 @implements(np.full_like)
@@ -432,3 +371,542 @@ def _dropout(x, rate, rng, training=Known(True)):
         return x  # nothing is drawn: the interpreter returns x itself
     raise Unsupported("pyfront.nn.dropout draws its mask from a NumPy Generator, which compiled code does "
                       "not do (the call runs in the interpreter, with the interpreter's random numbers)")
+
+
+# Composites of the primitives above: each is exact because it performs the
+# same IEEE operations NumPy's own implementation performs, in the same order.
+
+
+def _order_c(order: Any, what: str) -> None:
+    if known(order, "order") not in ("C", "A", "K"):
+        raise Unsupported(f"{what} with order other than 'C' is not supported yet")
+
+
+@implements(np.ravel)
+def _ravel(a, order=Known("C")):
+    _order_c(order, "np.ravel")
+    return S.reshape(S.to_tensor(a), (-1,))  # a view where NumPy's is one, as reshape
+
+
+METHODS["ravel"] = lambda a, order=Known("C"): _ravel(a, order)
+
+
+def _flatten(a, order=Known("C")):
+    _order_c(order, "flatten")
+    t = S.reshape(S.to_tensor(a), (-1,))
+    return Tensor(t.value, np.ndarray)  # always a copy
+
+
+METHODS["flatten"] = _flatten
+
+
+def _atleast(t: Tensor, ndim: int) -> Tensor:
+    """np.atleast_1d/2d/3d's reshape of a lower-dimensional array."""
+    if t.ndim >= ndim:
+        return t
+    shape = {0: {1: (1,), 2: (1, 1), 3: (1, 1, 1)},
+             1: {2: (1, -1), 3: (1, -1, 1)},
+             2: {3: (*t.shape, 1)}}[t.ndim][ndim]
+    return S.reshape(t, shape)
+
+
+@implements(np.hstack)
+def _hstack(tup):
+    ts = [_atleast(S.to_tensor(v), 1) for v in items(tup)]
+    return S.concatenate(ts, axis=0 if ts and ts[0].ndim == 1 else 1)
+
+
+@implements(np.vstack)
+def _vstack(tup):
+    return S.concatenate([_atleast(S.to_tensor(v), 2) for v in items(tup)], axis=0)
+
+
+@implements(np.dstack)
+def _dstack(tup):
+    return S.concatenate([_atleast(S.to_tensor(v), 3) for v in items(tup)], axis=2)
+
+
+@implements(np.column_stack)
+def _column_stack(tup):
+    ts = [S.to_tensor(v) for v in items(tup)]
+    if any(t.ndim == 0 for t in ts):
+        raise Unsupported("np.column_stack of a 0-d array (NumPy raises ValueError)")
+    return S.concatenate([S.reshape(t, (-1, 1)) if t.ndim == 1 else t for t in ts], axis=1)
+
+
+@implements(np.outer)
+def _outer(a, b):
+    x, y = S.reshape(S.to_tensor(a), (-1, 1)), S.reshape(S.to_tensor(b), (1, -1))
+    return S.ufunc(np.multiply, x, y)
+
+
+@implements(np.eye)
+def _eye(N, M=Known(None), k=Known(0), dtype=Known(float), order=Known("C")):
+    return S.fold(np.eye, known(N, "N"), known(M, "M"), known(k, "k"), known(dtype, "dtype"), known(order, "order"))
+
+
+@implements(np.identity)
+def _identity(n, dtype=Known(None)):
+    dt = known(dtype, "dtype")
+    return S.fold(np.identity, known(n, "n"), dt if dt is not None else float)
+
+
+@implements(np.empty)
+def _empty(shape, dtype=Known(float), order=Known("C")):
+    # NumPy leaves the contents unspecified; zeros are one of its possible answers.
+    _order_c(order, "np.empty")
+    return S.fold(np.zeros, known(shape, "shape"), known(dtype, "dtype"))
+
+
+@implements(np.empty_like)
+def _empty_like(prototype, dtype=Known(None)):
+    return _like(0)(prototype, dtype)
+
+
+def _is_float(t: Tensor) -> bool:
+    return t.dtype.kind == "f"
+
+
+def _float_test(test: Callable[[Tensor], Any], name: str):
+    """np.isnan/isinf/isfinite: comparisons, which raise no FP flags (abs and != are quiet)."""
+    def handler(x):
+        if isinstance(x, Known):
+            return S.fold(getattr(np, name), x.value)
+        t = S.to_tensor(x)
+        if not _is_float(t):
+            if t.dtype.kind not in "biu":
+                raise Unsupported(f"np.{name} of {t.dtype}")
+            # Integers are always finite, never NaN or infinite.
+            return S.ufunc(np.equal if name == "isfinite" else np.not_equal, t, t)
+        return test(t)
+    return handler
+
+
+_INF = Known(float("inf"))
+FUNCTIONS[np.isnan] = _float_test(lambda t: S.ufunc(np.not_equal, t, t), "isnan")
+FUNCTIONS[np.isinf] = _float_test(lambda t: S.ufunc(np.equal, S.ufunc(np.absolute, t), _INF), "isinf")
+FUNCTIONS[np.isfinite] = _float_test(lambda t: S.ufunc(np.less, S.ufunc(np.absolute, t), _INF), "isfinite")
+
+
+def _truth_reduction(kind: str):
+    """np.any/all: max/min of `x != 0` (NaN counts as true, as in NumPy)."""
+    def handler(a, axis=Known(None), out=Known(None), keepdims=Known(False)):
+        if known(out, "out") is not None:
+            raise Unsupported("out= is not supported yet")
+        if isinstance(a, Known):
+            return S.fold(getattr(np, "any" if kind == "max" else "all"), a.value,
+                          axis=known(axis, "axis"), keepdims=known(keepdims, "keepdims"))
+        t = S.to_tensor(a)
+        flags = S.ufunc(np.not_equal, t, Known(0)) if t.dtype != S.BOOL else t
+        return S.reduce(kind, flags, known(axis, "axis"), known(keepdims, "keepdims"))
+    return handler
+
+
+implements(np.any, method="any")(_truth_reduction("max"))
+implements(np.all, method="all")(_truth_reduction("min"))
+
+
+def _variance(a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: Any, root: bool) -> Any:
+    """NumPy's _var: mean with keepdims, squared deviations (x*x), their sum divided by n - ddof."""
+    t = S.to_tensor(a)
+    axis, keepdims, ddof = known(axis, "axis"), known(keepdims, "keepdims"), known(ddof, "ddof")
+    if known(dtype, "dtype") is not None:
+        raise Unsupported("var/std with dtype= is not supported yet")
+    if isinstance(axis, list):
+        raise Unsupported("var/std with a list as axis (NumPy raises TypeError)")
+    if type(ddof) not in (int, float) or t.dtype.kind not in "biuf":
+        raise Unsupported("var/std: ddof must be a Python int or float, the array real")
+    axes = S.normalize_axes(axis, t.ndim)
+    reduced = [t.shape[i] for i in axes]
+    if None in reduced:
+        raise Unsupported("var/std over a dimension whose size varies between calls is not supported yet")
+    n = int(np.prod(reduced, dtype=np.int64))
+    if n - ddof <= 0:
+        raise Unsupported("var/std: degrees of freedom <= 0 (NumPy warns and returns NaN)")
+    work = t if _is_float(t) else S.astype(t, S.FLOAT64)
+    mean = S.reduce("mean", work, axis, True)
+    deviation = S.ufunc(np.subtract, work, mean)
+    squares = S.ufunc(np.multiply, deviation, deviation)
+    total = S.reduce("sum", squares, axis, keepdims)
+    result = S.ufunc(np.divide, total, S.constant(np.asarray(n - ddof, dtype=total.dtype)))
+    return S.ufunc(np.sqrt, result) if root else result
+
+
+def _var_like(root: bool):
+    def handler(a, axis=Known(None), dtype=Known(None), out=Known(None), ddof=Known(0), keepdims=Known(False)):
+        if known(out, "out") is not None:
+            raise Unsupported("out= is not supported yet")
+        return _variance(a, axis, dtype, ddof, keepdims, root)
+    return handler
+
+
+implements(np.var, method="var")(_var_like(False))
+implements(np.std, method="std")(_var_like(True))
+
+
+def _static(t: Tensor, what: str) -> tuple[int, ...]:
+    return S.static_shape(t, what)
+
+
+def _slice_along(t: Tensor, axis: int, start: int, stop: int) -> Tensor:
+    return indexing.getitem(t, (slice(None),) * axis + (slice(start, stop),))
+
+
+@implements(np.roll)
+def _roll(a, shift, axis=Known(None)):
+    t, shift, axis = S.to_tensor(a), known(shift, "shift"), known(axis, "axis")
+    if axis is None:
+        return S.reshape(_roll(S.reshape(t, (-1,)), Known(shift), Known(0)), _static(t, "np.roll"))
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) != len(axes) or any(type(s) is not int for s in shifts):
+        raise Unsupported("np.roll: shift and axis must be ints of the same count")
+    for s, ax in zip(shifts, axes):
+        (ax,) = S.normalize_axes(ax, t.ndim)
+        n = _static(t, "np.roll")[ax]
+        k = s % n if n else 0
+        if k:
+            t = S.concatenate([_slice_along(t, ax, n - k, n), _slice_along(t, ax, 0, n - k)], ax)
+    return Tensor(t.value, np.ndarray)  # a copy, never a view
+
+
+def _split(ary, indices_or_sections, axis, exact: bool):
+    t, sections, axis = S.to_tensor(ary), known(indices_or_sections, "indices_or_sections"), known(axis, "axis")
+    (ax,) = S.normalize_axes(axis, t.ndim)
+    n = _static(t, "np.split")[ax]
+    if type(sections) is int:
+        if sections <= 0:
+            raise Unsupported("number sections must be larger than 0.")
+        if exact and n % sections:
+            raise Unsupported("array split does not result in an equal division")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = list(np.cumsum([0] + sizes))
+    else:
+        if not all(type(i) is int for i in sections):
+            raise Unsupported("np.split: indices must be Python ints")
+        bounds = [0, *sections, n]
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        parts.append(_slice_along(t, ax, int(lo), int(hi)))
+    return Seq(tuple(parts), list)
+
+
+FUNCTIONS[np.split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, True)
+FUNCTIONS[np.array_split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, False)
+
+
+@implements(np.tile)
+def _tile(A, reps):
+    t, reps = S.to_tensor(A), known(reps, "reps")
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = _static(t, "np.tile")
+    nd = max(len(reps), t.ndim)
+    shape = (1,) * (nd - t.ndim) + shape
+    reps = (1,) * (nd - len(reps)) + reps
+    if any(type(r) is not int or r < 0 for r in reps):
+        raise Unsupported("np.tile: reps must be non-negative ints")
+    # Insert a repeat axis before each dim, broadcast, merge: a copy like NumPy's.
+    spread = S.reshape(t, tuple(d for s in shape for d in (1, s)))
+    wide = S.broadcast_to(spread, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return Tensor(S.reshape(Tensor(wide.value, np.ndarray), tuple(r * s for r, s in zip(reps, shape))).value,
+                  np.ndarray)
+
+
+@implements(np.repeat, method="repeat")
+def _repeat(a, repeats, axis=Known(None)):
+    t, repeats, axis = S.to_tensor(a), known(repeats, "repeats"), known(axis, "axis")
+    if type(repeats) is not int or repeats < 0:
+        raise Unsupported("np.repeat with per-element repeats is not supported yet")
+    if axis is None:
+        t, axis = S.reshape(t, (-1,)), 0
+    (ax,) = S.normalize_axes(axis, t.ndim)
+    shape = _static(t, "np.repeat")
+    spread = S.reshape(t, shape[:ax + 1] + (1,) + shape[ax + 1:])
+    wide = S.broadcast_to(spread, shape[:ax + 1] + (repeats,) + shape[ax + 1:])
+    merged = shape[:ax] + (shape[ax] * repeats,) + shape[ax + 1:]
+    return Tensor(S.reshape(Tensor(wide.value, np.ndarray), merged).value, np.ndarray)
+
+
+def _triangle(lower: bool):
+    def handler(m, k=Known(0)):
+        t, k = S.to_tensor(m), known(k, "k")
+        if t.ndim < 2 or type(k) is not int:
+            raise Unsupported("np.tril/triu of an array with fewer than 2 dims (or a non-int k)")
+        rows, cols = _static(t, "np.tril/triu")[-2:]
+        keep = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
+        keep = keep if lower else ~keep
+        return S.where(S.constant(keep), t, S.constant(np.zeros((), t.dtype)))  # NumPy's own where
+    return handler
+
+
+FUNCTIONS[np.tril] = _triangle(True)
+FUNCTIONS[np.triu] = _triangle(False)
+
+
+@implements(np.diag)
+def _diag(v, k=Known(0)):
+    t, k = S.to_tensor(v), known(k, "k")
+    if type(k) is not int:
+        raise Unsupported("np.diag: k must be an int")
+    shape = _static(t, "np.diag")
+    if t.ndim == 1:
+        n = shape[0] + abs(k)
+        spots = np.eye(n, k=k, dtype=bool)
+        # v as a row (k >= 0: entry j sits in column j + k) or a column, after |k| zeros.
+        column = S.reshape(t, (1, -1) if k >= 0 else (-1, 1))
+        edge = S.full((1, abs(k)) if k >= 0 else (abs(k), 1), 0, t.dtype)
+        placed = S.concatenate([edge, column], 1 if k >= 0 else 0)
+        return S.where(S.constant(spots), S.broadcast_to(placed, (n, n)), S.constant(np.zeros((), t.dtype)))
+    if t.ndim == 2:
+        rows, cols = shape
+        start = k if k >= 0 else -k * cols
+        count = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+        if count == 0:
+            raise Unsupported("np.diag: an empty diagonal (NumPy returns a view, not rebuilt here)")
+        flat = Tensor(S.reshape(t, (-1,)).value, np.ndarray)
+        picked = indexing.getitem(flat, slice(start, start + (count - 1) * (cols + 1) + 1, cols + 1))
+        return S.view_of(t, picked.value, lambda a: np.diag(a, k))  # NumPy's read-only diagonal view
+    raise Unsupported("Input must be 1- or 2-d.")
+
+
+@implements(np.pad)
+def _pad(array, pad_width, mode=Known("constant"), **kwargs):
+    t, mode = S.to_tensor(array), known(mode, "mode")
+    values = {k: known(v, k) for k, v in kwargs.items()}
+    if mode != "constant" or set(values) - {"constant_values"}:
+        raise Unsupported(f"np.pad with mode {mode!r} (or those keywords) is not supported yet")
+    _static(t, "np.pad")
+    try:  # NumPy's own normalization and errors
+        widths = np.broadcast_to(np.asarray(known(pad_width, "pad_width")), (t.ndim, 2))
+        fills = np.broadcast_to(np.asarray(values.get("constant_values", 0)), (t.ndim, 2))
+    except ValueError as e:
+        raise Unsupported(f"np.pad: {e}") from None
+    if widths.dtype.kind != "i" or (widths < 0).any():  # NumPy: TypeError, ValueError
+        raise Unsupported("np.pad: pad widths must be non-negative ints")
+    for ax in range(t.ndim):
+        (before, after), (lo, hi) = widths[ax], fills[ax]
+        side = list(_static(t, "np.pad"))
+        parts = []
+        if before:
+            side[ax] = int(before)
+            parts.append(S.fold(np.full, tuple(side), lo, t.dtype))
+        parts.append(t)
+        if after:
+            side[ax] = int(after)
+            parts.append(S.fold(np.full, tuple(side), hi, t.dtype))
+        if len(parts) > 1:
+            t = S.concatenate(parts, ax)
+    return Tensor(t.value, np.ndarray)
+
+
+_SEQUENTIAL_LIMIT = 256  # unrolled adds per axis: beyond this the graph grows too large
+
+
+def _accumulate(uf: np.ufunc, name: str):
+    """np.cumsum/cumprod: NumPy accumulates strictly left to right, as the unrolled chain here does."""
+    def handler(a, axis=Known(None), dtype=Known(None), out=Known(None)):
+        if known(out, "out") is not None or known(dtype, "dtype") is not None:
+            raise Unsupported(f"np.{name} with dtype= or out= is not supported yet")
+        t, axis = S.to_tensor(a), known(axis, "axis")
+        if axis is None:
+            t, axis = S.reshape(t, (-1,)), 0
+        if type(axis) is not int:
+            raise Unsupported(f"np.{name}: axis must be an int (NumPy raises TypeError)")
+        (ax,) = S.normalize_axes(axis, t.ndim)
+        n = t.shape[ax]
+        if n is None or n > _SEQUENTIAL_LIMIT:
+            raise Unsupported(f"np.{name} along an axis of varying size or more than {_SEQUENTIAL_LIMIT} "
+                              "elements is not supported yet")
+        with np.errstate(all="ignore"):
+            out_dtype = getattr(np, name)(np.ones(1, t.dtype)).dtype
+        t = S.astype(t, S.check_dtype(out_dtype))
+        if n == 0:
+            return Tensor(t.value, np.ndarray)
+        running = _slice_along(t, ax, 0, 1)
+        parts = [running]
+        for i in range(1, n):
+            running = S.ufunc(uf, running, _slice_along(t, ax, i, i + 1))
+            parts.append(running)
+        return S.concatenate(parts, ax) if n > 1 else Tensor(running.value, np.ndarray)
+    return handler
+
+
+implements(np.cumsum, method="cumsum")(_accumulate(np.add, "cumsum"))
+implements(np.cumprod, method="cumprod")(_accumulate(np.multiply, "cumprod"))
+
+
+@implements(np.linalg.norm)
+def _norm(x, ord=Known(None), axis=Known(None), keepdims=Known(False)):
+    """ord=None: NumPy's sqrt(sum(x*x)) (its dot for a whole array accumulates in another order:
+    the result agrees to the tolerance sums have, as np.sum's does)."""
+    t, axis, keepdims = S.to_tensor(x), known(axis, "axis"), known(keepdims, "keepdims")
+    if known(ord, "ord") is not None:
+        raise Unsupported("np.linalg.norm with ord= is not supported yet")
+    if t.dtype.kind not in "biuf":
+        raise Unsupported(f"np.linalg.norm of {t.dtype}")
+    if isinstance(axis, list):
+        raise Unsupported("np.linalg.norm with a list as axis (NumPy raises TypeError)")
+    if axis is not None and len(S.normalize_axes(axis, t.ndim)) > 2:
+        raise Unsupported("Improper number of dimensions to norm.")
+    work = t if t.dtype.kind == "f" else S.astype(t, S.FLOAT64)
+    squares = S.ufunc(np.multiply, work, work)
+    return S.ufunc(np.sqrt, S.reduce("sum", squares, axis, keepdims))
+
+
+def _einsum_spec(subscripts: Any, n_operands: int) -> tuple[list[str], str]:
+    if type(subscripts) is not str or "." in subscripts:
+        raise Unsupported("np.einsum: only explicit letter subscripts (no ellipsis) are supported yet")
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if not arrow:  # implicit output: the letters seen once, in alphabetical order
+        output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
+    if len(terms) != n_operands or not all(t.isalpha() for t in terms) or not (output.isalpha() or not output):
+        raise Unsupported(f"np.einsum: subscripts {subscripts!r} (NumPy raises or they are not supported yet)")
+    return terms, output
+
+
+@implements(np.einsum)
+def _einsum(subscripts, *operands):
+    """np.einsum for the contractions DL code writes: transposes, sums, traces, diagonals, outer
+    products and (batched) matrix products. Products and sums agree with NumPy's to the tolerance
+    np.sum/np.matmul have (NumPy's einsum loops accumulate in their own order); integers exactly."""
+    terms, output = _einsum_spec(known(subscripts, "subscripts"), len(operands))
+    ts = [S.to_tensor(o) for o in operands]
+    if any(len(t) != x.ndim for t, x in zip(terms, ts)):
+        raise Unsupported("np.einsum: subscripts do not match the operands' dims")
+    with S.warnings_as("ignore"):
+        try:
+            sample = np.einsum(f"{','.join(terms)}->{output}", *(np.ones(_static(x, "np.einsum"), x.dtype) for x in ts))
+        except (TypeError, ValueError) as e:
+            raise Unsupported(f"np.einsum: {e}") from None
+    dtype = S.check_dtype(np.asarray(sample).dtype)
+    ts = [S.astype(x, dtype) if x.dtype != dtype else x for x in ts]
+    if len(ts) == 1:
+        result = _einsum_one(terms[0], output, ts[0], known(subscripts, "subscripts"))
+    elif len(ts) == 2:
+        result = _einsum_two(terms[0], terms[1], output, ts[0], ts[1])
+    else:
+        raise Unsupported("np.einsum of more than two operands is not supported yet")
+    if result.pytype is not type(sample) and not (isinstance(sample, np.ndarray) and result.pytype is np.ndarray):
+        result = S.astype(result, dtype, type(sample))
+    return result
+
+
+def _einsum_one(term: str, output: str, t: Tensor, subscripts: str) -> Tensor:
+    if len(set(term)) < len(term):
+        if len(term) != 2 or output not in ("", term[0]):
+            raise Unsupported("np.einsum: repeated subscripts other than 'ii' / 'ii->i' are not supported yet")
+        rows, cols = _static(t, "np.einsum")
+        flat = Tensor(S.reshape(t, (-1,)).value, np.ndarray)
+        picked = indexing.getitem(flat, slice(0, (rows - 1) * (cols + 1) + 1, cols + 1))
+        if output:
+            return S.view_of(t, picked.value, lambda a: np.einsum(subscripts, a))  # NumPy's writeable view
+        return S.reduce("sum", Tensor(picked.value, np.ndarray), None, False, t.dtype)
+    summed = tuple(i for i, c in enumerate(term) if c not in output)
+    if summed:
+        t = S.reduce("sum", t, summed, False, t.dtype)
+        term = "".join(c for c in term if c in output)
+        if term != output:
+            raise Unsupported("np.einsum: a sum whose output permutes the axes (NumPy's result layout varies)")
+        return t
+    if term == output:
+        return S.view_of(t, t.value, lambda a: np.einsum(subscripts, a))
+    return S.view_of(t, S.transpose(t, [term.index(c) for c in output]).value, lambda a: np.einsum(subscripts, a))
+
+
+def _einsum_two(ta: str, tb: str, output: str, a: Tensor, b: Tensor) -> Tensor:
+    shared = [c for c in ta if c in tb]
+    if not shared:  # an outer product: each operand broadcast into the output's letters
+        if sorted(ta + tb) != sorted(output):
+            raise Unsupported("np.einsum: this two-operand form is not supported yet")
+        return S.ufunc(np.multiply, _spread(a, ta, output), _spread(b, tb, output))
+    batch = [c for c in shared if c in output]
+    summed = [c for c in shared if c not in output]
+    free_a = [c for c in ta if c not in shared]
+    free_b = [c for c in tb if c not in shared]
+    if len(summed) != 1 or len(free_a) > 1 or len(free_b) > 1 or sorted(output) != sorted(batch + free_a + free_b):
+        raise Unsupported("np.einsum: only single-index (batched) matrix/vector products are supported yet")
+    if not free_a and not free_b:
+        if batch:
+            raise Unsupported("np.einsum: batched inner products are not supported yet")
+        return S.dot(a, b)
+    # (batch..., free_a, k) @ (batch..., k, free_b), then the output's order.
+    left = S.transpose(a, [ta.index(c) for c in batch + free_a + summed])
+    right = S.transpose(b, [tb.index(c) for c in batch + summed + free_b])
+    product = S.matmul(left, right)
+    produced = "".join(batch + free_a + free_b)
+    if produced != output:
+        raise Unsupported("np.einsum: a product whose output permutes the axes (NumPy's result layout varies)")
+    return product
+
+
+def _spread(t: Tensor, term: str, output: str) -> Tensor:
+    """`t` with its letters in output order and 1s for the output letters it lacks."""
+    ordered = S.transpose(t, sorted(range(len(term)), key=lambda i: output.index(term[i])))
+    shape = dict(zip(sorted(term, key=output.index), _static(ordered, "np.einsum")))
+    return S.reshape(ordered, tuple(shape.get(c, 1) for c in output))
+
+
+def _ufunc_reduce(kind: str):
+    """np.add.reduce and the like: NumPy's sum/prod/max/min are these, with axis=0 by default."""
+    def handler(array, axis=Known(0), dtype=Known(None), out=Known(None), keepdims=Known(False)):
+        if known(out, "out") is not None:
+            raise Unsupported("out= is not supported yet")
+        return S.reduce(kind, array, known(axis, "axis"), known(keepdims, "keepdims"), known(dtype, "dtype"))
+    return handler
+
+
+for _uf, _kind in ((np.add, "sum"), (np.multiply, "prod"), (np.maximum, "max"), (np.minimum, "min")):
+    FUNCTIONS[_uf.reduce] = _ufunc_reduce(_kind)
+
+
+@implements(np.flip)
+def _flip(m, axis=Known(None)):
+    """NumPy's flip is a view with negative strides; compiled code reverses the elements (unit
+    slices joined in reverse, up to _SEQUENTIAL_LIMIT per axis) and the host rebuilds the view."""
+    t, axis = S.to_tensor(m), known(axis, "axis")
+    if t.ndim == 0:
+        raise Unsupported("np.flip of a 0-d value (NumPy raises for an axis, returns it for none)")
+    axes = S.normalize_axes(axis, t.ndim)
+    shape = t.shape
+    flipped = t
+    for ax in axes:
+        if shape[ax] is None or shape[ax] > _SEQUENTIAL_LIMIT:
+            raise Unsupported(f"np.flip of an axis of varying size or longer than {_SEQUENTIAL_LIMIT} "
+                              "is not supported yet")
+        if shape[ax] > 1:
+            flipped = S.concatenate([_slice_along(flipped, ax, i, i + 1) for i in reversed(range(shape[ax]))], ax)
+    return S.view_of(t, flipped.value, lambda a: np.flip(a, axis))
+
+
+def _flip_one(axis: int):
+    def handler(m):
+        if S.to_tensor(m).ndim <= axis:
+            raise Unsupported(f"Input must be >= {axis + 1}-d.")
+        return _flip(m, Known(axis))
+    return handler
+
+
+FUNCTIONS[np.flipud] = _flip_one(0)
+FUNCTIONS[np.fliplr] = _flip_one(1)
+
+
+@implements(np.logaddexp)
+def _logaddexp(x1, x2):
+    """NumPy's npy_logaddexp: x + ln2 where x == y, NaN through, else max + log1p(exp(-|x - y|)).
+    The difference is taken with equal operands replaced by 0, so inf - inf raises no flag that
+    NumPy's scalar branch would not; exp/log1p agree with NumPy's to the ufuncs' tolerance."""
+    ts = [S.to_tensor(v) if not isinstance(v, Known) or not S._is_python_scalar(v) else v for v in (x1, x2)]
+    floats = [t.dtype for t in ts if isinstance(t, Tensor)]
+    if not floats or any(d.kind != "f" for d in floats) or len(set(floats)) > 1 or \
+            any(isinstance(t, Known) and type(t.value) is not float for t in ts):
+        raise Unsupported("np.logaddexp of operands other than one float dtype (and Python floats)")
+    x, y = (t if isinstance(t, Tensor) else S.constant(t.value, floats[0]) for t in ts)
+    same = S.ufunc(np.equal, x, y)
+    zero = S.constant(np.zeros((), floats[0]))
+    diff = S.ufunc(np.subtract, S.where(same, zero, x), S.where(same, zero, y))
+    tail = S.ufunc(np.log1p, S.ufunc(np.exp, S.ufunc(np.negative, S.ufunc(np.absolute, diff))))
+    general = S.where(S.ufunc(np.not_equal, diff, diff), diff, S.ufunc(np.add, S.ufunc(np.maximum, x, y), tail))
+    return S.where(same, S.ufunc(np.add, x, Known(float(np.log(2)))), general)

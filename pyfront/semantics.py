@@ -508,6 +508,8 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:
     """np.sum/prod/max/min/mean/argmax/argmin with NumPy's accumulation and result types."""
     fn = getattr(np, kind)
+    if isinstance(axis, list):
+        raise Unsupported(f"{kind} with a list as axis (NumPy raises TypeError)")
     kwargs = {} if dtype is None else {"dtype": dtype}
     if kind in ("argmax", "argmin") and dtype is not None:
         raise Unsupported(f"{kind} has no dtype argument")

@@ -65,7 +65,9 @@ def test_a_key_changing_every_call_keeps_every_table_bounded(fn):
     assert all(sizes[k] <= limits[k] for k in limits), sizes
     report = pyfront.explain(compiled)
     assert report.compilations <= MAX_VARIANTS and report.evictions == 0, str(report)
-    assert any("variant limit reached" in r for r in report.interpreter_reasons), str(report)
+    # A key the variant budget cannot hold vs code whose failure is the same for every key.
+    expected = "variant limit reached" if fn is _shift else "new keys are not compiled"
+    assert any(expected in r for r in report.interpreter_reasons), str(report)
 
 
 def test_new_keys_evict_the_least_recently_used_variant():

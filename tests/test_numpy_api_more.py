@@ -1,0 +1,217 @@
+"""NumPy functions and methods DL code uses (issue 13): differential tests.
+
+Each compiled function exercises many ops at once so the IREE compiles stay
+few; every case asserts compiled code ran. Cases NumPy raises or warns about
+must run in the interpreter (same exception, same message).
+"""
+
+import numpy as np
+import pyfront
+import pytest
+
+from tests.differential import arrays, check
+
+
+def _compiled(fn, calls):
+    assert pyfront.explain(check(fn, calls)).compiled_calls > 0
+
+
+def _calls(dtype, *shapes, n=2):
+    rng = np.random.default_rng(7)
+    return [tuple(arrays(rng, dtype, *shapes)) for _ in range(n)]
+
+
+def stacking(a, b, v):
+    return (np.hstack((a, b)), np.vstack([a, b]), np.dstack((a, b)), np.column_stack((v, a[:, 0], a)),
+            np.hstack((v, v)), np.vstack((v, v)), np.dstack([v, v]), np.outer(v, a), np.outer(a, v),
+            a.flatten(), a.T.flatten(), np.ravel(a), a.ravel(), a.T.ravel())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_stacking_outer_flatten(dtype):
+    _compiled(stacking, _calls(dtype, (3, 4), (3, 4), (3,)))
+
+
+def creation(x):
+    e = np.empty((2, 3), np.float32)
+    e[...] = x[:2, :3]
+    f = np.empty_like(x)
+    f[:] = x * 2
+    return e, f, np.eye(3), np.eye(3, 4, k=1, dtype=np.int32), np.identity(2, dtype=np.float32) @ x[:2, :2], \
+        np.eye(x.shape[0], dtype=x.dtype) * x
+
+
+def test_empty_eye_identity():
+    _compiled(creation, _calls(np.float32, (3, 3)))
+
+
+def float_tests(x):
+    return (np.isnan(x), np.isinf(x), np.isfinite(x), np.any(x > 0), np.all(x > -5), x.any(axis=0),
+            x.all(axis=1, keepdims=True), np.any(np.isnan(x), axis=(0, 1)), np.all(x), x.any())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
+def test_nan_inf_any_all(dtype):
+    calls = _calls(dtype, (3, 4))
+    if np.dtype(dtype).kind == "f":
+        special = np.array([[np.nan, np.inf, -np.inf, 0.0], [-0.0, 1, 2, 3], [np.nan, 1e30, -1, 5]], dtype)
+        calls.append((special,))
+    _compiled(float_tests, calls)
+
+
+def moments(x):
+    return (np.var(x), np.std(x), x.var(axis=0), x.std(axis=1, ddof=1), np.var(x, axis=(0, 1), keepdims=True),
+            np.std(x, axis=-1, ddof=1.5, keepdims=True), x.var(ddof=2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_var_std(dtype):
+    calls = _calls(dtype, (3, 5))
+    if np.dtype(dtype).kind == "f":  # NaN propagates quietly; inf - inf warns in both
+        calls.append((np.array([[np.nan, 1, 2, 3, 4], [np.inf, 0, 1, 2, 3], [1e30, -1e30, 0, -0.0, 5]], dtype),))
+    _compiled(moments, calls)
+
+
+def too_few_degrees(x):
+    return np.var(x, axis=0, ddof=3)
+
+
+def test_var_without_degrees_of_freedom_runs_in_the_interpreter():
+    f = check(too_few_degrees, [(np.ones((3, 2)),)])
+    assert pyfront.explain(f).compiled_calls == 0
+
+
+def shuffling(a, v):
+    first, rest = np.split(a, [1], axis=1)
+    halves = np.array_split(v, 2)
+    return (np.roll(a, 1, axis=0), np.roll(a, -2, axis=1), np.roll(a, 5), np.roll(v, (1,), (0,)),
+            first, rest, halves[0], halves[1], np.split(a, 3)[2], np.array_split(a, 3, axis=1)[2],
+            np.tile(v, 2), np.tile(a, (2, 1)), np.tile(v, (2, 1, 2)), np.repeat(v, 3), a.repeat(2, axis=1),
+            np.repeat(a, 2, axis=0), np.tril(a), np.triu(a, 1), np.tril(a, -1), np.triu(a, -2),
+            np.flip(a), np.flip(a, 1), np.flip(v), np.flipud(a), np.fliplr(a), np.flip(a, (0, 1)),
+            np.diag(v), np.diag(v, 1), np.diag(v, -2), np.diag(a), np.diag(a, 1), np.diag(a, -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_roll_split_tile_repeat_triangles_diag(dtype):
+    _compiled(shuffling, _calls(dtype, (3, 4), (5,)))
+
+
+def padding_and_accumulation(a, v):
+    return (np.pad(a, 1), np.pad(a, ((1, 0), (2, 3)), constant_values=7), np.pad(v, (2,), "constant"),
+            np.pad(a, [(0, 1), (1, 0)], mode="constant", constant_values=((1, 2), (3, 4))),
+            np.cumsum(v), a.cumsum(axis=1), np.cumsum(a), np.cumprod(v), a.cumprod(axis=0),
+            np.linalg.norm(v), np.linalg.norm(a, axis=1), np.linalg.norm(a, axis=0, keepdims=True),
+            np.linalg.norm(a, axis=(0, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_pad_cumsum_norm(dtype):
+    calls = _calls(dtype, (3, 4), (5,))
+    if np.dtype(dtype).kind == "f":
+        calls.append((np.array([[np.nan, 1, 2, 3], [np.inf, 0, 1, 2], [1e30, -1e30, 0, -0.0]], dtype),
+                      np.array([np.inf, -np.inf, 1, 2, 3], dtype)))
+    _compiled(padding_and_accumulation, calls)
+
+
+def bad_split(a):
+    return np.split(a, 3)
+
+
+def bad_pad(a):
+    return np.pad(a, -1)
+
+
+def list_axis_sum(a):
+    return np.sum(a, axis=[0])
+
+
+def list_axis_var(a):
+    return a.var(axis=[0])
+
+
+def list_axis_norm(a):
+    return np.linalg.norm(a, axis=[0])
+
+
+def list_axis_cumsum(a):
+    return np.cumsum(a, axis=[0])
+
+
+def unsigned_pad_width(a):
+    return np.pad(a, np.uint8(1))
+
+
+def test_numpy_errors_raise_the_same():
+    x = np.ones((4, 2))
+    for fn in (bad_split, bad_pad, list_axis_sum, list_axis_var, list_axis_norm, list_axis_cumsum,
+               unsigned_pad_width):
+        report = pyfront.explain(check(fn, [(x,), (x,)]))
+        assert report.compiled_calls == 0 and "internal compiler error" not in str(report), str(report)
+
+
+def slice_objects(a):
+    window = slice(1, 3)
+    rows = slice(None, None, 2)
+    return a[window], a[rows, window], a[:, slice(2)]
+
+
+def test_builtin_slice_objects_as_keys():
+    _compiled(slice_objects, _calls(np.float64, (4, 4)))
+
+
+def contractions(a, b, v, w, batch1, batch2):
+    return (np.einsum("ij,jk->ik", a, b), np.einsum("bij,bjk->bik", batch1, batch2), np.einsum("i,j->ij", v, w),
+            np.einsum("ij->ji", a), np.einsum("ii->i", a[:, :3]), np.einsum("ii", a[:, :3]), np.einsum("ij->", a),
+            np.einsum("ij->j", a), np.einsum("ij", a), np.einsum("ij,kj->ik", a, b.T), np.einsum("i,i->", v, v),
+            np.einsum("ij,j->i", a, b[:, 0]), np.einsum("bij,bkj->bik", batch1, batch2.transpose(0, 2, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32])
+def test_einsum(dtype):
+    _compiled(contractions, _calls(dtype, (3, 4), (4, 2), (3,), (5,), (2, 3, 4), (2, 4, 5)))
+
+
+def ufunc_reductions(a):
+    return (np.add.reduce(a), np.multiply.reduce(a, axis=1), np.maximum.reduce(a, axis=None),
+            np.minimum.reduce(a, 1, keepdims=True), np.add.reduce(a, (0, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_])
+def test_ufunc_reduce(dtype):
+    _compiled(ufunc_reductions, _calls(dtype, (3, 4)))
+
+
+def flip_vector_lr(v):
+    return np.fliplr(v)
+
+
+def test_fliplr_of_a_vector_raises_the_same():
+    assert pyfront.explain(check(flip_vector_lr, [(np.ones(3),), (np.ones(3),)])).compiled_calls == 0
+
+
+def batch_layer(x, w):
+    h = np.hstack((x, x * 2)) @ w
+    return (h.var(axis=1, keepdims=True), h.std(axis=-1, ddof=1), np.cumsum(h, axis=1), h.flatten(),
+            np.any(np.isnan(h), axis=1), np.linalg.norm(h, axis=1), np.flip(h, 1))
+
+
+def test_dynamic_batch():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 3))
+    calls = [(rng.standard_normal((n, 4)), w) for n in (4, 3, 5, 2)]
+    report = pyfront.explain(check(batch_layer, calls, profile_calls=2))
+    assert report.compilations == 1 and report.compiled_calls >= 2, str(report)
+
+
+def log_sum_exp(a, b):
+    return np.logaddexp(a, b), np.logaddexp(a, 0.0), np.logaddexp(a[0], b[0, 0]), np.logaddexp(-3.0, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logaddexp(dtype):
+    calls = _calls(dtype, (3, 4), (3, 4))
+    special = np.array([[np.inf, -np.inf, np.nan, 0.0], [-0.0, 700, -700, 1e-3], [np.inf, 5, -np.inf, 2]], dtype)
+    calls.append((special, special[::-1].copy()))
+    calls.append((special, special.copy()))
+    _compiled(log_sum_exp, calls)
