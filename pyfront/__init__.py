@@ -35,11 +35,12 @@ _EXPORTS = {
     "load": "pyfront.runtime.aot",
     "Config": "pyfront.config",
     "Unsupported": "pyfront.errors",
+    "StrictModeError": "pyfront.errors",
     "grad": "pyfront.autodiff",
     "value_and_grad": "pyfront.autodiff",
 }
 __all__ = [
-    "CompiledFunction", "Config", "Unsupported", "compile", "explain", "export", "grad", "load",
+    "CompiledFunction", "Config", "StrictModeError", "Unsupported", "compile", "explain", "export", "grad", "load",
     "value_and_grad",
 ]
 __version__ = "0.1.0"

@@ -32,11 +32,11 @@ import numpy as np
 from pyfront import call_depth, callables, logs
 from pyfront.bounded import remember
 from pyfront.config import Config
-from pyfront.errors import Unsupported
+from pyfront.errors import StrictModeError, Unsupported
 from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.profiler import Observation, Profiler
-from pyfront.report import Report, VariantReport
+from pyfront.report import Blocker, Report, VariantReport
 from pyfront.runtime.variant import Deopt
 from pyfront.specialize import describe_key as _describe_key
 from pyfront.specialize import key_of
@@ -54,6 +54,7 @@ GIVE_UP_AFTER = 8
 # Dispatch keys whose group is kept beyond those with live variants (their failures, remembered).
 MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
+MAX_BLOCKERS = 32  # distinct blockers a report keeps (compile attempts for new keys add theirs)
 
 
 class CompiledFunction:
@@ -107,7 +108,7 @@ class CompiledFunction:
         with self._lock:
             self._report.calls += 1
         if self.config.disabled:
-            return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs)
+            return self._interpret("compilation disabled (PYFRONT_DISABLE=1)", args, kwargs, chosen=True)
         if self._leading is not None:
             args, kwargs = self._leading(args, kwargs)
         if self.fn.__code__ is not self._code:
@@ -117,7 +118,7 @@ class CompiledFunction:
         bound = callables.positional(self.fn, args, kwargs)
         if bound is None:  # the interpreter raises CPython's TypeError
             return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
-                                   args, kwargs)
+                                   args, kwargs, chosen=True)
         args, kwargs = bound, {}
         try:
             key = self._key(args)
@@ -162,6 +163,7 @@ class CompiledFunction:
     def _fallback(self, reason: str, args: tuple, kwargs: dict) -> Any:
         """A call of code that never compiles, once its reason is known and logged: the interpreter
         at the least cost per call (one lock, no key): bench/fallback_overhead.py measures it."""
+        self._refuse_if_strict(reason)
         with self._lock:
             report = self._report
             report.calls += 1
@@ -186,6 +188,7 @@ class CompiledFunction:
             self._state_misses = {}
             self._relaxed, self._no_relax, self._fp_checks_per_op = {}, set(), False
             self._failed_keys = {}
+            self._report.blockers = []
             self._profiled_before_code = self._report.profiled_calls
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
@@ -290,6 +293,7 @@ class CompiledFunction:
             reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
             if e.whole_code is self.fn.__code__:  # not the key's fault: never try again for this code
                 self._never_compiles = str(e)
+            self._note_blockers(e)
             group.fail(args, str(e))
             self._note_failure(key, str(e))
             return None, str(e)
@@ -387,7 +391,11 @@ class CompiledFunction:
             if retired and logs.guards_log.isEnabledFor(logs.INFO):
                 logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
 
-    def _interpret(self, reason: str, args: tuple, kwargs: dict) -> Any:
+    def _interpret(self, reason: str, args: tuple, kwargs: dict, chosen: bool = False) -> Any:
+        """Run the call in the interpreter for `reason`; `chosen`: the user's choice or CPython's
+        error, which strict mode lets through."""
+        if not chosen:
+            self._refuse_if_strict(reason)
         with self._lock:
             self._report.interpreted_calls += 1
             first = reason not in self._report.interpreter_reasons
@@ -395,6 +403,41 @@ class CompiledFunction:
         if first and logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: runs in the interpreter: %s", self.__qualname__, reason)
         return call_depth.call_user(self.fn, args, kwargs)
+
+    def _refuse_if_strict(self, reason: str) -> None:
+        if self.config.strict:
+            with self._lock:
+                blockers = list(self._report.blockers)
+            raise StrictModeError(self.__qualname__, reason, blockers)
+
+    def _note_blockers(self, error: Unsupported) -> None:
+        """Keep the blockers a failed compile attempt found (lock held), for explain and strict mode."""
+        kept = self._report.blockers
+        for found in (error, *error.also):
+            blocker = Blocker.of(found)
+            if blocker not in kept and len(kept) < MAX_BLOCKERS:
+                kept.append(blocker)
+
+    def explain_call(self, args: tuple, kwargs: dict) -> Report:
+        """`pyfront.explain(fn, *args)`: one call of `args` in the interpreter (profiled), then a
+        compile attempt for them (compiled code does not run); the report says what happened."""
+        if self._leading is not None:
+            args, kwargs = self._leading(args, kwargs)
+        if self.fn.__code__ is not self._code:
+            self._forget_code()
+        with self._lock:
+            self._report.calls += 1
+        bound = callables.positional(self.fn, args, kwargs)
+        if self._never_compiles is not None or bound is None:  # no attempt to make; CPython's TypeError
+            self._interpret(self._never_compiles or "the arguments do not bind to the parameters", args, kwargs,
+                            chosen=bound is None)
+            return self.explain()
+        with self._lock:
+            self._report.profiled_calls += 1
+        self._profiled(bound, {})
+        with self._lock:
+            self._variant_or_compile(self._relax(self._key(bound), bound), bound, {})
+        return self.explain()
 
     def explain(self) -> Report:
         with self._lock:
@@ -404,6 +447,7 @@ class CompiledFunction:
                 r.compilations, interpreter_reasons=r.interpreter_reasons.copy(),
                 deopt_reasons=r.deopt_reasons.copy(), relaxations=list(r.relaxations), evictions=r.evictions,
                 verified_calls=r.verified_calls, verify_failures=list(r.verify_failures),
+                blockers=list(r.blockers),
             )
             out.filename, out.source = _source_of(self.fn)
             for key, group in self._groups.items():
@@ -475,9 +519,23 @@ def _compiled(target: Callable, config: Config, configured: bool) -> Any:
     return CompiledFunction(target, config)
 
 
-def explain(fn: Any) -> Report:
-    """The report of a compiled function (or bound compiled method)."""
+def explain(fn: Any, *args: Any, **kwargs: Any) -> Report:
+    """What the compiler did with `fn` (a function returned by `pyfront.compile`, or a bound method of one).
+
+    With arguments, `fn` may be any callable `compile` accepts: `explain(fn, *args, **kwargs)`
+    calls it once in the interpreter (profiled), attempts the compile for those arguments at
+    once, without running compiled code, and reports every blocker the attempt found:
+
+        report = pyfront.explain(train_step, x, y)
+        for b in report.blockers:
+            print(b.site, b.construct, b.reason, b.hint)
+    """
     target = getattr(fn, "__func__", fn)
+    if args or kwargs:
+        if isinstance(target, CompiledFunction):
+            receiver = getattr(fn, "__self__", None)
+            return target.explain_call((receiver, *args) if target is not fn else args, kwargs)
+        return compile(fn).explain_call(args, kwargs)
     if not isinstance(target, CompiledFunction):
         raise TypeError(f"explain() needs a function returned by pyfront.compile, got {type(fn).__name__}")
     return target.explain()

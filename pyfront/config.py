@@ -10,6 +10,9 @@
     PYFRONT_VERIFY          "first" (default), "off", or N: which compiled calls are verified
     PYFRONT_MAX_GRAPH_NODES graph size budget (default 20000; see pyfront/graph_budget.py)
     PYFRONT_COMPILE_TIMEOUT seconds one IREE compile may take (default 300)
+    PYFRONT_STRICT          "1": a call that would run in the interpreter (anything but
+                            profiling, PYFRONT_DISABLE or CPython's own argument errors)
+                            raises pyfront.StrictModeError listing every blocker instead
 
 Budgets: a call whose graph exceeds `max_graph_nodes` (syntax-node
 evaluations once loops are unrolled and calls inlined, about one op each), or
@@ -72,6 +75,7 @@ class Config:
     verify: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_VERIFY", "first"))
     max_graph_nodes: int = field(default_factory=lambda: _env_int("PYFRONT_MAX_GRAPH_NODES", DEFAULT_MAX_NODES))
     compile_timeout: float = field(default_factory=lambda: _env_int("PYFRONT_COMPILE_TIMEOUT", 300.0, float))
+    strict: bool = field(default_factory=lambda: os.environ.get("PYFRONT_STRICT", "") == "1")
 
     def __post_init__(self) -> None:
         if self.passes is not None:

@@ -18,6 +18,10 @@ class Unsupported(Exception):
         # a compiled function of that code stops trying (api.CompiledFunction._compile).
         self.whole_code = whole_code
         self.lineno = getattr(node, "lineno", None)
+        # "helper line 11", "forward line 30", ...: where an inlined callee was called from.
+        self.chain: tuple[str, ...] = ()
+        # The other blockers of the same compile attempt, in program order (graphgen's survey).
+        self.also: list[Unsupported] = []
         super().__init__(reason)
 
     def located(self, node: ast.AST | None, filename: str) -> Unsupported:
@@ -33,4 +37,28 @@ class Unsupported(Exception):
         return f"{self.filename}:{self.lineno}" if self.filename else "<unknown>"
 
     def __str__(self) -> str:
+        if len(self.chain) > 1:
+            return f"{self.site}: {self.reason} (in {', called from '.join(self.chain)})"
         return f"{self.site}: {self.reason}"
+
+
+class Poisoned(Unsupported):
+    """A read of what an earlier unsupported statement would have computed (graphgen's survey):
+    the statement reading it is skipped without a blocker of its own."""
+
+
+
+class StrictModeError(RuntimeError):
+    """A call of a function compiled with `strict=True` (PYFRONT_STRICT=1) would have run in the
+    interpreter. `reason` says why; `blockers` (report.Blocker) lists every construct the compile
+    attempts found, with its site, source line, reason and hint."""
+
+    def __init__(self, function: str, reason: str, blockers: list):
+        self.function = function
+        self.reason = reason
+        self.blockers = blockers
+        lines = [f"{function} would run in the interpreter (strict mode): {reason}"]
+        if blockers:
+            lines.append(f"{len(blockers)} blocker(s):")
+            lines.extend(f"  {b}" for b in blockers)
+        super().__init__("\n".join(lines))

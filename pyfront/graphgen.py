@@ -37,6 +37,7 @@ from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
+from pyfront.constructs import construct, symbol
 from pyfront.errors import Unsupported
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
@@ -52,6 +53,7 @@ from pyfront.specialize import (
     spec_of,
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
+from pyfront.survey import SurveyMixin, blockers_of
 from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
@@ -104,6 +106,7 @@ class _Frame:
     env: dict[str, Any] = field(default_factory=dict)
     local_names: frozenset = frozenset()
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" | "nonlocal"
+    call_line: int | None = None  # the caller's line that called this frame's function
 
 
 def _assigned_names(node: ast.FunctionDef) -> frozenset:
@@ -123,12 +126,14 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, ast.NodeVisitor):
-    """Compiles one call signature of `fn` into a pyfront-dialect module."""
+class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, SurveyMixin,
+                     ast.NodeVisitor):
+    """Compiles one call signature of `fn` into a pyfront-dialect module (with `survey`: lists
+    every construct that keeps it from compiling instead, survey.py)."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
                  relaxed: dict | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-                 runtime_state: frozenset = frozenset()):
+                 runtime_state: frozenset = frozenset(), survey: bool = False):
         self.fn = fn
         self.budget = GraphBudget(max_nodes)
         self.profile = profile
@@ -166,6 +171,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, str] = {}
         self._init_buffers()
+        self._init_survey(survey)
 
     # Entry -----------------------------------------------------------------------
 
@@ -203,6 +209,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 params = [self._arg_value(s, values, Path(f"arg{i}"), a)
                           for i, (s, a) in enumerate(zip(arg_specs, self.args))]
                 result = self._call_function(fn, node, params, {})
+                if self.survey:
+                    raise self.survey[0]
                 leaves = self.leaves
                 tree = self._result_tree(result, leaves)
                 func.ReturnOp([t.value for t in leaves])
@@ -266,7 +274,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             raise Unsupported(f"calling {fn.__qualname__}: {e}", node) from None
         self._guard_defaults(fn, bound, site, node)
         bound.apply_defaults()
-        frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node), declared=declared)
+        frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node), declared=declared,
+                       call_line=getattr(self.node, "lineno", None) if self.frames else None)
         for name, value in bound.arguments.items():
             frame.env[name] = Known(value) if not _is_value(value) else value
         self.frames.append(frame)
@@ -276,9 +285,13 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         except FunctionReturn as r:
             result = r.value
         except Unsupported as e:
-            raise e.located(self.node, frame.filename)
+            e.located(self.node, frame.filename)
+            e.chain = e.chain or self._call_chain(e.lineno)
+            raise
         finally:
             self.frames.pop()
+        if self.frames:
+            self._unpoisoned(result, self.node)  # a callee whose return did not compile (survey)
         if not self.frames:
             self._finish_stores(node)
         return result
@@ -307,14 +320,19 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
     def _visit_body(self, body: list[ast.stmt], top: bool = False) -> None:
         """Visit statements; `top` means the rest of `body` is the rest of the function."""
         for i, stmt in enumerate(body):
-            if top and isinstance(stmt, ast.If) and (returns(stmt.body) or returns(stmt.orelse)):
-                # A return inside a branch on a computed value: the rest of
-                # this body becomes the path on which the branch does not return.
-                self.node = stmt
-                with ir.Location.file(self.frame.filename, stmt.lineno, stmt.col_offset):
-                    self._visit_if_returning(stmt, body[i + 1:])
-                return
-            self.visit(stmt)
+            try:
+                if top and isinstance(stmt, ast.If) and (returns(stmt.body) or returns(stmt.orelse)):
+                    # A return inside a branch on a computed value: the rest of
+                    # this body becomes the path on which the branch does not return.
+                    self.node = stmt
+                    with ir.Location.file(self.frame.filename, stmt.lineno, stmt.col_offset):
+                        self._visit_if_returning(stmt, body[i + 1:])
+                    return
+                self.visit(stmt)
+            except Unsupported as e:
+                if not self._surveying():
+                    raise
+                self._skip_statement(stmt, e)
 
     def visit(self, node: ast.AST) -> Any:
         self.node = node
@@ -324,7 +342,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             return super().visit(node)
 
     def generic_visit(self, node: ast.AST) -> Any:
-        raise Unsupported(f"{type(node).__name__} is not supported by the compiler yet", node)
+        raise Unsupported(f"{construct(node)} is not supported by the compiler yet", node)
 
     # Statements ------------------------------------------------------------------
 
@@ -364,7 +382,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             current = self._load_name(target.id, target)
             if isinstance(current, Seq) and current.kind is list:
                 if op is not ast.Add:
-                    raise Unsupported(f"{op.__name__}= on a list is not supported yet", node)
+                    raise Unsupported(f"`{symbol(op)}=` on a list is not supported yet", node)
                 self._replace_list(current, current.items + tuple(self._iterate(self.visit(node.value), node)), node)
                 return
             new = self._augmented(op, current, self.visit(node.value), node)
@@ -387,7 +405,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             if not (isinstance(base, Obj) and _is_array(current)):  # else setitem binds the object it holds
                 self._store_item(base, key, new, target)
         else:
-            raise Unsupported(f"augmented assignment to {type(target).__name__} is not supported", node)
+            raise Unsupported(f"augmented assignment to {construct(target)} is not supported", node)
 
     def _augmented(self, op: type, current: Any, operand: Any, node: ast.AST) -> Any:
         if _is_array(current):
@@ -436,7 +454,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         elif isinstance(target, ast.Subscript):
             self._assign_item(target, value)
         else:
-            raise Unsupported(f"assignment to {type(target).__name__} is not supported yet", target)
+            raise Unsupported(f"assignment to {construct(target)} is not supported yet", target)
 
     def _unpack(self, value: Any, n: int, node: ast.AST) -> list:
         items = self._iterate(value, node)
@@ -490,7 +508,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if name in frame.local_names:
             if name not in frame.env:
                 raise Unsupported(f"local variable {name!r} referenced before assignment", node)
-            return frame.env[name]
+            return self._unpoisoned(frame.env[name], node)
         fn = frame.fn
         code = fn.__code__
         if name in code.co_freevars:
@@ -515,7 +533,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         raise Unsupported(f"name {name!r} is not defined", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        return self._attribute(self.visit(node.value), node.attr, node)
+        return self._unpoisoned_place(self._attribute(self.visit(node.value), node.attr, node), node)
 
     def _attribute(self, base: Any, name: str, node: ast.AST) -> Any:
         """`base.name` (also `getattr(base, "name")`)."""
@@ -545,7 +563,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         raise Unsupported(f"ndarray attribute {name!r} is not supported yet", node)
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
-        return self._subscript(self.visit(node.value), self.visit(node.slice), node)
+        return self._unpoisoned_place(self._subscript(self.visit(node.value), self.visit(node.slice), node), node)
 
     def _subscript(self, base: Any, key: Any, node: ast.Subscript) -> Any:
         if isinstance(key, Tensor) and isinstance(base, Tensor) and id(key) in self.loop_counters:
@@ -606,7 +624,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
 
     def _binop(self, op: type, left: Any, right: Any) -> Any:
         if op not in BINOPS:
-            raise Unsupported(f"operator {op.__name__} is not supported yet")
+            raise Unsupported(f"operator {construct(op)} is not supported yet")
         pyop, uf = BINOPS[op]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
@@ -617,7 +635,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 raise Unsupported(f"can only concatenate {a.kind.__name__} to {a.kind.__name__}")
             return Seq(a.items + b.items, a.kind)
         if isinstance(left, Seq) or isinstance(right, Seq):
-            raise Unsupported(f"{op.__name__} on tuples/lists of arrays is not supported yet")
+            raise Unsupported(f"{construct(op)} on tuples/lists of arrays is not supported yet")
         if op is ast.MatMult:
             return S.matmul(left, right)
         if op is ast.Pow:
@@ -656,7 +674,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and _never_none(left, right):
             return Known(isinstance(node.ops[0], ast.IsNot))  # `self.m is None` where self.m holds a dict
         if uf is None:
-            raise Unsupported(f"{type(node.ops[0]).__name__} on computed values is not supported yet", node)
+            raise Unsupported(f"{construct(node.ops[0])} on computed values is not supported yet", node)
         return S.ufunc(uf, left, right)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
@@ -952,5 +970,10 @@ def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
                 raise Unsupported(f"Python scalars at {e} change on every call") from None
             runtime_state |= e.paths
             continue
+        except Unsupported as e:
+            if e.whole_code is None:  # the other blockers too, for explain and strict mode
+                found = blockers_of(GraphGenerator, fn, args, kwargs, profile, relaxed, max_nodes, runtime_state)
+                e.also = [b for b in found if str(b) != str(e)]
+            raise
         graph.commits = generator.commits
         return graph

@@ -113,7 +113,8 @@ def _part(k: Any) -> Any:
         if k.dtype.kind == "b" and k.ndim == 0:
             raise Unsupported("indexing with a computed bool scalar is not supported yet")
         return k
-    raise Unsupported(f"indexing with {type(k).__name__} {k!r} is not supported"[:120])
+    what = f"a {type(k).__name__}" if k.__class__.__module__ == "builtins" else "this kind of value"
+    raise Unsupported(f"indexing with {what} is not supported")
 
 
 def _slice_bound(p: Any) -> Any:

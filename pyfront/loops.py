@@ -37,6 +37,7 @@ from pyfront.branches import assigned_names
 from pyfront.dialects.mlir import arith, ir, scf, tensor
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
+from pyfront.constructs import construct
 from pyfront.errors import Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.values import BoundedInt, Known, Tensor
@@ -125,6 +126,7 @@ class LoopMixin:
         saved = {name: copy.copy(value) for name, value in vars(self).items()
                  if isinstance(value, (list, dict, set))}
         envs = [(frame, dict(frame.env)) for frame in self.frames]
+        self._speculating += 1  # its failures are this attempt's, not blockers (survey.py)
         try:
             self._for_range(node, steps)
             return True
@@ -137,6 +139,8 @@ class LoopMixin:
             for frame, env in envs:
                 frame.env = env
             return False
+        finally:
+            self._speculating -= 1
 
     def _for_range(self, node: ast.For, steps: range) -> None:
         """`for i in range(a, b, s)` (s > 0): scf.for with `i` as a loop counter."""
@@ -212,7 +216,7 @@ class LoopMixin:
 def _reject_jumps(node: ast.While | ast.For) -> None:
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Break, ast.Continue, ast.Return)):
-            raise Unsupported(f"{type(sub).__name__.lower()} inside a loop compiled as a real loop "
+            raise Unsupported(f"{construct(sub)} inside a loop compiled as a real loop "
                               "is not supported yet", sub)
 
 

@@ -3,7 +3,10 @@
 The report's integer attributes (`calls`, `compiled_calls`,
 `interpreted_calls`, `deopts`, `compilations`, `verified_calls`) are a stable
 contract that tests rely on; `verify_failures` lists each compiled variant that
-disagreed with the interpreter on a verified call (pyfront/verification.py); `str(report)` is for people: the counts, the function's
+disagreed with the interpreter on a verified call (pyfront/verification.py);
+`blockers` lists every construct a compile attempt found that keeps the
+function from compiling (`Blocker`: site, construct, reason, hint, the chain of
+inlined calls). `str(report)` is for people: the counts, the function's
 source annotated with what ran compiled, where the interpreter took over and
 where the guards are, the variants, the reasons, and what to change in the
 code to compile more (`HINTS`).
@@ -11,6 +14,7 @@ code to compile more (`HINTS`).
 
 from __future__ import annotations
 
+import linecache
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,11 +36,10 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("variant limit reached", ("call with fewer distinct dtypes, ranks or Python int values, or raise "
      "max_variants: pyfront.compile(max_variants=16)")),
     ("an argument cannot be specialized", "pass arrays, Python scalars, tuples or plain objects"),
-    ("writing into an array", "build a new array (np.where, np.concatenate, a + d) instead of writing into one"),
-    ("in-place update", "write a = a + x rather than a += x when the caller can see a"),
-    ("augmented assignment to an attribute", "write self.h = self.h + x rather than self.h += x"),
-    ("compiled code stores only arrays", ("keep Python counters and objects out of the compiled function "
-     "(return them, or store arrays)")),
+    ("writing into an array whose shape varies", ("call it with one shape per array it writes into (each "
+     "shape compiles a variant of its own)")),
+    ("that a compile-time view or container also", ("keep views of an array the function writes into in "
+     "local variables rather than in containers built outside the function")),
     ("generators (yield)", "return an array or a tuple instead of yielding"),
     ("print inside a branch", "print outside branches on computed values"),
     ("inside a branch on a computed value", ("move the statement out of the branch on a computed value, "
@@ -54,8 +57,10 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("gave up compiling", ("a guard kept failing (see 'deoptimized because'): make its assumption hold, "
      "e.g. no integer division by zero")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
-    ("Try is not supported", "move try/except out of the compiled function"),
-    ("With is not supported", "move the with block out of the compiled function"),
+    ("try/except is not supported", "move try/except out of the compiled function"),
+    ("an f-string is not supported", ("build strings outside the compiled function; print(...) of arrays and "
+     "numbers compiles")),
+    ("a with block is not supported", "move the with block out of the compiled function"),
     ("is not supported", ("see docs/what-compiles.md for what compiles; move this code out of the "
      "compiled function or rewrite it with supported NumPy operations")),
 )
@@ -73,6 +78,30 @@ def split_site(text: str) -> tuple[str, int, str] | None:
     """`("file", line, rest)` of a "file:line[:col]: rest" string, else None."""
     m = _SITE.match(text)
     return (m["file"], int(m["line"]), m["rest"]) if m else None
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One construct that keeps a function from compiling, found by a compile attempt."""
+
+    site: str  # "file:line", the innermost (inside an inlined callee, its line)
+    construct: str  # that source line, as the user wrote it
+    reason: str  # what the compiler cannot do there
+    hint: str | None  # what to change in the code (never a change of what it computes)
+    chain: tuple[str, ...] = ()  # ("im2col line 11", "forward line 30"): the inlined calls that led there
+
+    @classmethod
+    def of(cls, error) -> Blocker:
+        """The blocker an `Unsupported` describes."""
+        line = linecache.getline(error.filename, error.lineno).strip() if error.filename and error.lineno else ""
+        return cls(error.site, line, error.reason, hint_for(error.reason), error.chain)
+
+    def __str__(self) -> str:
+        where = ", called from ".join(self.chain) if len(self.chain) > 1 else self.site
+        text = f"{where}: {self.reason}"
+        if self.construct:
+            text += f"\n      {self.construct}"
+        return text + (f"\n      hint: {self.hint}" if self.hint else "")
 
 
 @dataclass
@@ -102,6 +131,7 @@ class Report:
     evictions: int = 0  # variants evicted, least recently used first, to stay within max_variants
     verified_calls: int = 0  # compiled calls checked against the interpreter (Config.verify), agreeing
     verify_failures: list[str] = field(default_factory=list)  # "<signature>: <first difference>"
+    blockers: list[Blocker] = field(default_factory=list)  # program order; see Blocker
     profile_lines: list[str] = field(default_factory=list)
     filename: str = ""
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
@@ -127,6 +157,11 @@ class Report:
                 where = split_site(site + ": ")
                 if where and where[0] == self.filename:
                     guards.setdefault(where[1], set()).add(kind)
+        for b in self.blockers:
+            where = split_site(b.site + ": ")
+            here = notes.setdefault(where[1], []) if where and where[0] == self.filename else None
+            if here is not None and not any(b.reason in n for n in here):
+                here.append(f"interpreter: {b.reason}")
         for line in sorted(set(guards) | set(failures)):
             kinds = "/".join(sorted(guards.get(line, ()))) or "guard"
             notes.setdefault(line, []).append(f"guard [{kinds}] failed {failures[line]}x")
@@ -171,17 +206,19 @@ class Report:
         """One "to compile more" hint per interpreter reason that has one."""
         out: list[str] = []
         for reason, _ in self.interpreter_reasons.most_common():
-            hint = hint_for(reason)
-            if hint is None:
-                continue
             where = split_site(reason)
-            at = f"line {where[1]}: " if where else ""
-            text = f"{at}{hint}"
-            if text not in out:
-                out.append(text)
+            self._add_hint(out, f"line {where[1]}: " if where else "", hint_for(reason))
+        for b in self.blockers:
+            inlined = len(b.chain) > 1
+            self._add_hint(out, f"{b.chain[0] if inlined else 'line ' + b.site.rpartition(':')[2]}: ", b.hint)
         if self.deopts and self.compiled_calls < self.deopts:
             out.append("guards fail more often than compiled calls succeed: see 'deoptimized because'")
         return out
+
+    @staticmethod
+    def _add_hint(hints: list[str], at: str, hint: str | None) -> None:
+        if hint is not None and at + hint not in hints:
+            hints.append(at + hint)
 
     def __str__(self) -> str:
         lines = [
@@ -201,6 +238,9 @@ class Report:
         if self.interpreter_reasons:
             lines.append("  ran in the interpreter because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.interpreter_reasons.most_common())
+        if self.blockers:
+            lines.append(f"  blockers ({len(self.blockers)}: what keeps this function from compiling, in program order):")
+            lines.extend(f"    {b}" for b in self.blockers)
         if self.deopt_reasons:
             lines.append("  deoptimized because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.deopt_reasons.most_common())

@@ -244,6 +244,8 @@ class StateMixin:
             return BoundMethod(obj, name, class_attr)
         elif class_attr is not MISSING and not hasattr(type(class_attr), "__get__"):
             value = class_attr
+        elif callable(class_attr):  # a method of a builtin type: list.append, dict.update
+            raise Unsupported(f"calling .{name}() of a {cls.__name__} in Python state is not supported yet", node)
         else:
             raise Unsupported(f"attribute {name!r} of {cls.__name__} is not a plain attribute", node)
         return self._read_state(obj, obj.path.attr(name), value, node, core.LOAD_ATTR, name=name)

@@ -445,7 +445,7 @@ def test_unsupported_runs_interpreted_and_explain_names_the_line():
     report = pyfront.explain(compiled)
     assert report.compiled_calls == 0 and report.interpreted_calls == 3
     text = str(report)
-    assert "test_differential.py:" in text and "Try is not supported" in text, text
+    assert "test_differential.py:" in text and "try/except is not supported" in text, text
 
 
 def raises_on_shapes(a, b):

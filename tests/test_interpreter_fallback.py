@@ -60,10 +60,10 @@ def reads_dynamic(obj, x):
 
 
 CASES = [
-    (uses_try, "Try is not supported", (np.ones(3),)),
-    (uses_with, "With is not supported", (np.ones(3),)),
+    (uses_try, "try/except is not supported", (np.ones(3),)),
+    (uses_with, "a with block is not supported", (np.ones(3),)),
     (uses_generator, "generator", (np.ones((2, 3)),)),
-    (uses_lambda, "Lambda is not supported", (np.ones(3),)),
+    (uses_lambda, "a lambda is not supported", (np.ones(3),)),
     (uses_exec, "exec", (np.ones(3),)),
     (reads_dynamic, "customize attribute access", (Dynamic(), np.ones(3))),
 ]

@@ -214,13 +214,21 @@ def test_explain_points_at_the_line_that_keeps_calls_interpreted():
     [("keyword arguments at the call are not supported yet", "positionally"),
      ("f.py:3: Python scalar operation pow on computed values is not supported", "NumPy arrays"),
      ("f.py:3: call to 'exp' is not supported by the compiler", "np.exp"),
-     ("f.py:3: writing into an array (a[...] = v) is not supported yet", "new array"),
+     ("f.py:3: writing into an array whose shape varies between calls is not supported yet", "one shape"),
      ("variant limit reached (max_variants=8)", "max_variants"),
      ("f has *args and **kwargs: not compiled yet", "name the parameters"),
      ("f has keyword-only parameters: not compiled yet", "ordinary parameters"),
-     ("f.py:3: Try is not supported by the compiler yet", "try/except")],
+     ("f.py:3: try/except is not supported by the compiler yet", "try/except")],
 )
 def test_hints(reason, needle):
     from pyfront.report import hint_for
 
     assert needle in hint_for(reason)
+
+
+def test_no_hint_suggests_a_rewrite_that_changes_behaviour():
+    # `a = a + x` for `a += x` stops updating the caller's array; a new array for a write, too.
+    from pyfront.report import HINTS
+
+    for _, hint in HINTS:
+        assert " = a + " not in hint and "self.h = self.h" not in hint and "instead of writing" not in hint, hint
