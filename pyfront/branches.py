@@ -18,7 +18,7 @@ import numpy as np
 
 from pyfront import semantics as S
 from pyfront.dialects.mlir import ir, scf, tensor
-from pyfront.errors import Unsupported
+from pyfront.errors import BranchTypeConflict, Unsupported
 from pyfront.values import Known, Seq, Tensor
 
 
@@ -59,7 +59,10 @@ class BranchMixin:
         return value
 
     def _speculated_outcome(self, test: ast.expr) -> bool | None:
-        """The only outcome the profile saw for this test, or None (both seen, or not profiled)."""
+        """The only outcome the profile saw for this test, or None (both seen, not profiled, or
+        inside a real loop or branch, where no guard can go: both sides are compiled)."""
+        if not S.can_guard():
+            return None
         outcomes = self._profiled_outcomes(test)
         if not outcomes or len(outcomes) != 1:
             return None
@@ -77,7 +80,7 @@ class BranchMixin:
             def run():
                 self.frame.env = dict(before)
                 self._visit_body(body)
-                return [self.frame.env.get(n) for n in names]
+                return [self._unpoisoned(self.frame.env.get(n), node) for n in names]
             return run
 
         values = self._region_if(cond, side(node.body), side(node.orelse), node, names)
@@ -229,7 +232,7 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
             raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
         if a.value.type == b.value.type and a.pytype is b.pytype:
             return _Pending(a, b)
-        raise Unsupported(f"{what} has a different type, dtype or shape in each branch", node)
+        raise BranchTypeConflict(f"{what} has a different type, dtype or shape in each branch", node)
     if isinstance(a, Known) != isinstance(b, Known) and all(
         isinstance(v, Tensor) or isinstance(v.value, (int, float, bool, np.generic)) for v in (a, b)
     ):
@@ -249,7 +252,7 @@ def _materialized(value: Any, computed: Tensor, what: str, node: ast.AST) -> Ten
     if computed.source is not None or computed.view is not None:
         raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
     if type(value) is not computed.pytype or computed.shape != ():
-        raise Unsupported(f"{what} is a {type(value).__name__} constant in one branch and a computed "
+        raise BranchTypeConflict(f"{what} is a {type(value).__name__} constant in one branch and a computed "
                           f"{computed.pytype.__name__} in the other: its Python type would depend on the "
                           "branch taken", node)
     try:

@@ -140,7 +140,7 @@ class BufferMixin:
         entry = self._input_arrays.get(id(root))
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
-        if not S._at_function_level():
+        if not S.can_guard():
             raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop or "
                               "branch on a computed value is not supported yet", node)
         example = entry[1]

@@ -364,7 +364,8 @@ class ContainerMixin:
         _arity("reversed", args, kwargs, 1, 1)
         value = args[0]
         if isinstance(value, Known):
-            return Iter(tuple(Known(v) for v in S.fold(lambda v: list(reversed(v)), value.value).value))
+            steps = value.value[::-1] if type(value.value) is range else None
+            return Iter(tuple(Known(v) for v in S.fold(lambda v: list(reversed(v)), value.value).value), steps=steps)
         if isinstance(value, Iter):
             raise Unsupported("reversed() of an iterator raises TypeError", node)
         return Iter(tuple(reversed(self._iterate(value, node))))

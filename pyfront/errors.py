@@ -42,6 +42,10 @@ class Unsupported(Exception):
         return f"{self.site}: {self.reason}"
 
 
+class BranchTypeConflict(Unsupported):
+    """A variable would have another Python type, dtype or shape depending on the branch taken."""
+
+
 class Poisoned(Unsupported):
     """A read of what an earlier unsupported statement would have computed (graphgen's survey):
     the statement reading it is skipped without a blocker of its own."""

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import operator
 import types
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,8 @@ from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.constructs import construct, symbol
-from pyfront.errors import Unsupported
+from pyfront.errors import BranchTypeConflict, Unsupported
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
 from pyfront.guards import MISSING, IdentityGuard, StateGuard, container_type
@@ -57,6 +60,7 @@ from pyfront.survey import SurveyMixin, blockers_of
 from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
 
 MAX_INLINE_DEPTH = 32
+MAX_TAIL_DUPLICATION = 3  # statements an `if` may take into both branches (_visit_statement)
 
 BINOPS = {
     ast.Add: (operator.add, np.add), ast.Sub: (operator.sub, np.subtract),
@@ -319,7 +323,9 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
 
     def _visit_body(self, body: list[ast.stmt], top: bool = False) -> None:
         """Visit statements; `top` means the rest of `body` is the rest of the function."""
-        for i, stmt in enumerate(body):
+        i = 0
+        while i < len(body):
+            stmt = body[i]
             try:
                 if top and isinstance(stmt, ast.If) and (returns(stmt.body) or returns(stmt.orelse)):
                     # A return inside a branch on a computed value: the rest of
@@ -328,11 +334,57 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                     with ir.Location.file(self.frame.filename, stmt.lineno, stmt.col_offset):
                         self._visit_if_returning(stmt, body[i + 1:])
                     return
-                self.visit(stmt)
+                i += self._visit_statement(stmt, body[i + 1:])
             except Unsupported as e:
                 if not self._surveying():
                     raise
                 self._skip_statement(stmt, e)
+                i += 1
+
+    def _visit_statement(self, stmt: ast.stmt, rest: list[ast.stmt]) -> int:
+        """Visit `stmt`; returns how many statements of `stmt` + `rest` that took.
+
+        An `if` on a computed value after which a variable would have a different Python type
+        on each path (`running = 0` on one, a NumPy float64 on the other) takes the statements
+        after it into both branches, up to MAX_TAIL_DUPLICATION, until the paths agree again
+        (`running = running * gamma + r[t]` is a float64 on both): the same statements in the
+        same order on each path."""
+        if not isinstance(stmt, ast.If) or not rest:
+            self.visit(stmt)
+            return 1
+        first_error = None
+        for taken in range(min(len(rest), MAX_TAIL_DUPLICATION) + 1):
+            tail = rest[:taken]
+            candidate = ast.copy_location(ast.If(stmt.test, stmt.body + tail, stmt.orelse + tail), stmt)
+            error = self._attempt(lambda: self.visit(candidate))
+            if error is None:
+                return taken + 1
+            first_error = first_error or error
+            if not isinstance(error, BranchTypeConflict):
+                break
+        raise first_error
+
+    def _attempt(self, build: Callable[[], Any]) -> Unsupported | None:
+        """Run `build`; if it raises Unsupported, undo what it generated and return the error."""
+        block = ir.InsertionPoint.current.block
+        ops_before = {op.operation for op in block.operations}
+        saved = {name: copy.copy(value) for name, value in vars(self).items() if isinstance(value, (list, dict, set))}
+        envs = [(frame, dict(frame.env)) for frame in self.frames]
+        self._speculating += 1  # its failures are the attempt's, not blockers (survey.py)
+        try:
+            build()
+            return None
+        except Unsupported as e:
+            reraise_if_asynchronous(e)  # an interrupt is the caller's, not the attempt's
+            for op in reversed([op.operation for op in block.operations]):
+                if op not in ops_before:
+                    op.erase()
+            vars(self).update(saved)
+            for frame, env in envs:
+                frame.env = env
+            return e
+        finally:
+            self._speculating -= 1
 
     def visit(self, node: ast.AST) -> Any:
         self.node = node
@@ -471,6 +523,11 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             raise Unsupported("for/else is not supported yet", node)
         if isinstance(iterable, Known) and type(iterable.value) is range and self.range_loop(node, iterable.value):
             return
+        if isinstance(iterable, Iter) and iterable.steps is not None and not iterable.consumed:
+            iterable.consumed = True  # `for t in reversed(range(n))`: the loop exhausts it
+            if self.range_loop(node, iterable.steps):
+                return
+            iterable.consumed = False  # unrolled below, which consumes it
         with self._iteration(iterable, node) as items:
             iterations = len(items) if hasattr(items, "__len__") else 1  # a generator: charged as it runs
             with self.budget.unrolling(iterations, node.body, node) as left:
@@ -649,8 +706,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             return S.fold(pyop, operand.value)
         if isinstance(node.op, ast.UAdd) and isinstance(operand, Tensor):
             return Tensor(operand.value, operand.pytype)  # +x is a copy
-        if uf is None:
-            raise Unsupported("truth value of a computed array (not) is not supported yet", node)
+        if isinstance(node.op, ast.Not):  # a Python bool; NumPy raises for arrays of several elements
+            return Tensor(S.logical_not(S.truth(operand)), bool)
         return S.ufunc(uf, operand)
 
     def visit_Compare(self, node: ast.Compare) -> Any:

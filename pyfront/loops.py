@@ -16,6 +16,8 @@ Which loops become what:
 - other loops over compile-time values (tuples, lists, a `while` on a constant
   test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations;
 - a `while` on a computed condition (iterate until converged): `scf.while`;
+- `while True:` whose one exit is a top-level `if <computed>: break`: rotated
+  into `head; while not <test>: tail; head`, the same loop, then as above;
 - a `for` over the rows of an array whose length varies between calls (a
   relaxed, dynamic first dim): `scf.for`.
 The loop-carried values are the variables the body assigns, which must be
@@ -28,7 +30,6 @@ is read once, before the loop.
 from __future__ import annotations
 
 import ast
-import copy
 
 import numpy as np
 
@@ -39,7 +40,6 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.constructs import construct
 from pyfront.errors import Unsupported
-from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.values import BoundedInt, Known, Tensor
 
 MAX_STATIC_UNROLL = 256
@@ -49,6 +49,10 @@ class LoopMixin:
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise Unsupported("while/else is not supported yet", node)
+        exit_at = _single_break(node)
+        if exit_at is not None and self._is_true(node.test):
+            self._rotated_loop(node, exit_at)
+            return
         _reject_jumps(node)
         for _ in range(MAX_STATIC_UNROLL + 1):
             test = self.visit(node.test)
@@ -59,6 +63,18 @@ class LoopMixin:
                 return
             self._visit_body(node.body)
         raise Unsupported(f"while loop ran more than {MAX_STATIC_UNROLL} iterations at compile time", node)
+
+    def _is_true(self, test: ast.expr) -> bool:
+        value = self.visit(test)
+        return isinstance(value, Known) and S.fold(bool, value.value).value
+
+    def _rotated_loop(self, node: ast.While, exit_at: int) -> None:
+        """`while True: head; if t: break; tail` as `head; while not t: tail; head` (the same
+        statements in the same order), so that the exit test is the loop's condition."""
+        head, exit_if, tail = node.body[:exit_at], node.body[exit_at], node.body[exit_at + 1:]
+        self._visit_body(head)
+        test = ast.copy_location(ast.UnaryOp(ast.Not(), exit_if.test), exit_if.test)
+        self._while_loop(ast.copy_location(ast.While(test, tail + head, []), node))
 
     def _while_loop(self, node: ast.While) -> None:
         env = self.frame.env
@@ -108,9 +124,7 @@ class LoopMixin:
 
     def range_loop(self, node: ast.For, steps: range) -> bool:
         """`for i in range(...)` as an scf.for; False when the generator must unroll it instead."""
-        if steps.step < 0 or not len(steps):
-            if len(steps) > MAX_STATIC_UNROLL:
-                raise Unsupported("long loops over ranges with a negative step are not supported yet", node)
+        if not len(steps):
             return False
         if len(steps) > MAX_STATIC_UNROLL:
             self._for_range(node, steps)  # too long to unroll here: a real loop or nothing
@@ -121,36 +135,27 @@ class LoopMixin:
 
     def _try_range_loop(self, node: ast.For, steps: range) -> bool:
         """Build the scf.for; if the body needs Python values, undo everything it built."""
-        block = ir.InsertionPoint.current.block
-        ops_before = {op.operation for op in block.operations}
-        saved = {name: copy.copy(value) for name, value in vars(self).items()
-                 if isinstance(value, (list, dict, set))}
-        envs = [(frame, dict(frame.env)) for frame in self.frames]
-        self._speculating += 1  # its failures are this attempt's, not blockers (survey.py)
-        try:
-            self._for_range(node, steps)
-            return True
-        except Unsupported as e:
-            reraise_if_asynchronous(e)  # not a reason to unroll instead: the caller's
-            for op in reversed([op.operation for op in block.operations]):
-                if op not in ops_before:
-                    op.erase()
-            vars(self).update(saved)
-            for frame, env in envs:
-                frame.env = env
-            return False
-        finally:
-            self._speculating -= 1
+        return self._attempt(lambda: self._for_range(node, steps)) is None
 
     def _for_range(self, node: ast.For, steps: range) -> None:
-        """`for i in range(a, b, s)` (s > 0): scf.for with `i` as a loop counter."""
+        """`for i in range(a, b, s)`: scf.for over k in [0, len) with `i = a + k*s` as a loop counter
+        (for s > 0 the loop runs over i itself)."""
+        low, high = min(steps[0], steps[-1]), max(steps[0], steps[-1])
+        if self._peel_first_iteration(node, steps[0]):
+            steps = steps[1:]
+            if not steps:
+                return
 
-        def counter(i: ir.Value) -> Tensor:
-            value = BoundedInt(_as_int64(i), int, lower=steps.start, upper=steps[-1] + 1)
-            self.loop_counters[id(value)] = steps[-1] + 1  # arrays indexed by i need this length
+        def counter(k: ir.Value) -> Tensor:
+            i = k if steps.step > 0 else arith.addi(emit.index(steps.start), arith.muli(k, emit.index(steps.step)))
+            value = BoundedInt(_as_int64(i), int, lower=low, upper=high + 1)
+            self.loop_counters[id(value)] = high + 1  # arrays indexed by i need this length
             return value
 
-        self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
+        if steps.step > 0:
+            self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
+        else:
+            self._scf_for(node, emit.index(0), emit.index(len(steps)), counter, emit.index(1))
         self.frame.env[node.target.id] = Known(steps[-1])
 
     def _scf_for(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value) -> None:
@@ -176,11 +181,25 @@ class LoopMixin:
                 env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
                 self._check_carried(names, inits, before, node)
-                scf.YieldOp([env[n].value for n in names])
+                scf.YieldOp([self.frame.env[n].value for n in names])  # a branch may rebind the env
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
         self._bind(names, inits, loop.results)
+
+    def _peel_first_iteration(self, node: ast.For, first: int) -> bool:
+        """Run iteration `first` here, unrolled, when the body binds a name that is no computed
+        value yet: `running = 0.0` before `running = running * gamma + r[t]` is a Python float
+        until the first iteration makes it a NumPy float64, which the rest then carry."""
+        _reject_jumps(node)
+        env = self.frame.env
+        names = assigned_names(node.body) - {node.target.id}
+        if all(isinstance(env.get(n), Tensor) or isinstance(env.get(n), Known) and type(env[n].value) is np.ndarray
+               for n in names):
+            return False
+        env[node.target.id] = Known(first)
+        self._visit_body(node.body)
+        return True
 
     def _take_row(self, base: Tensor, counter: Tensor, node: ast.AST) -> Tensor:
         """`x[i]` for a loop counter `i` of a loop that runs n times: needs len(x) >= n."""
@@ -194,7 +213,7 @@ class LoopMixin:
         """Loop-carried values keep their type; nothing else may change inside the loop."""
         env = self.frame.env
         for name, old in zip(names, inits):
-            new = env[name]
+            new = self._unpoisoned(env[name], node)
             if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
                 raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
             if new.view is not None or new.source is not None:
@@ -211,6 +230,14 @@ class LoopMixin:
     def _bind(self, names: list[str], like: list[Tensor], values) -> None:
         for name, old, value in zip(names, like, values):
             self.frame.env[name] = Tensor(value, old.pytype)
+
+
+def _single_break(node: ast.While) -> int | None:
+    """The index of the body's `if <test>: break` when it is the loop's only jump, else None."""
+    exits = [i for i, stmt in enumerate(node.body) if isinstance(stmt, ast.If) and not stmt.orelse
+             and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Break)]
+    jumps = [sub for sub in ast.walk(node) if isinstance(sub, (ast.Break, ast.Continue, ast.Return))]
+    return exits[0] if len(exits) == 1 and len(jumps) == 1 else None
 
 
 def _reject_jumps(node: ast.While | ast.For) -> None:

@@ -49,7 +49,7 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("IREE could not compile", ("IREE rejected the module this function lowers to: this is a pyfront or IREE "
      "bug, please report it with the function; set PYFRONT_DUMP_DIR to see the IR")),
     ("does not run", "see the backend's restrictions in README's Backends section, or use backend='cpu'"),
-    ("dtype", "use arrays of bool, int8-64, float32 or float64"),
+    ("arrays of dtype", "use arrays of bool, int8-64, float32 or float64"),
     ("underflow is not 'ignore'", ("call with NumPy's default for underflow, np.errstate(under='ignore'); "
      "divide, over and invalid may be set to anything")),
     ("floating-point", ("NumPy reported a floating-point error here (see the RuntimeWarning): guard the "

@@ -48,7 +48,7 @@ def fold(fn, *args, **kwargs) -> Known:
 def check_dtype(dtype: np.dtype) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype not in SUPPORTED_DTYPES:
-        raise Unsupported(f"dtype {dtype} is not supported by the compiler yet")
+        raise Unsupported(f"arrays of dtype {dtype} are not supported by the compiler yet")
     return dtype
 
 
@@ -386,14 +386,15 @@ def reduce_all(flags: ir.Value) -> ir.Value:
     return get("min").build([flags], axes=tuple(range(t.ndim)), keepdims=False) if t.ndim else flags
 
 
-def _at_function_level() -> bool:
+def can_guard() -> bool:
+    """Whether a guard may be emitted here: at function level, not inside a real loop or branch."""
     owner = ir.InsertionPoint.current.block.owner
     return owner is None or owner.operation.name == "func.func"
 
 
 def guard(cond: ir.Value, kind: str, reason: str) -> None:
     """Emit an in-graph `pyfront.guard` at the current location (function level only, for now)."""
-    if not _at_function_level():
+    if not can_guard():
         raise Unsupported(f"a {kind} assumption inside a branch on a computed value is not supported yet")
     GUARD.build([cond], [], kind=kind, reason=reason, site=_site())
 
@@ -539,7 +540,7 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
     if kind in ("max", "min") and operand.dtype.kind == "f":
         # Where a slice's extreme is zero and it holds both +0.0 and -0.0, NumPy's sign depends on order.
         agree = get("zero_signs_agree").build([operand.value], kind=kind, axes=axes)
-        if _at_function_level():
+        if can_guard():
             guard(agree, "value", f"{kind} over a slice holding both +0.0 and -0.0: NumPy's choice depends on order")
         else:
             result = _nan_unless(agree, result)

@@ -110,6 +110,7 @@ class BoundMethod:
 class Iter:
     items: tuple
     consumed: bool = False  # Python would find it exhausted: a second iteration is refused
+    steps: range | None = None  # `reversed(range(...))`: the range it runs through, for a real loop
 
 
 @dataclass(frozen=True, eq=False)

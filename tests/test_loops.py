@@ -135,3 +135,96 @@ def stop_early(x):
 def test_break_on_a_computed_condition_is_speculated_or_interpreted():
     small, big = np.zeros((3, 2)), np.full((3, 2), 5.0)
     check(stop_early, [(small,), (small,), (big,), (big,), (small,)])
+
+
+GAMMA = 0.99
+
+
+def discount_rewards(r):
+    # Policy-gradient style: a long reversed loop; `running` starts as a Python float and becomes
+    # a NumPy float64 in the first iteration (peeled), then the loop is an scf.for.
+    out = np.zeros_like(r)
+    running = 0.0
+    for t in reversed(range(r.size)):
+        running = running * GAMMA + r[t]
+        out[t] = running
+    return out
+
+
+def discount_with_resets(r):
+    # pg-pong's reset at game boundaries: `running = 0` (an int) on one path and a float64 on the
+    # other; the next statement, taken into both branches, makes it a float64 on both again.
+    out = np.zeros_like(r)
+    running = 0
+    for t in range(len(r) - 1, -1, -1):
+        if r[t] != 0:
+            running = 0
+        running = running * GAMMA + r[t]
+        out[t] = running
+    return out
+
+
+def _rewards(seed, n=300):
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(n) < 0.05, rng.choice([-1.0, 1.0], n), 0.0)
+
+
+@pytest.mark.parametrize("fn", [discount_rewards, discount_with_resets])
+def test_long_reversed_loops_with_writes_compile_without_a_trip_count_limit(fn):
+    compiled = check(fn, [(_rewards(seed),) for seed in range(4)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 3 and report.compilations == 1, str(report)
+
+
+def writes_in_a_branch_in_a_loop(r):
+    out = np.zeros_like(r)
+    for t in range(r.size):
+        if r[t] != 0:
+            out[t] = 1.0
+    return out
+
+
+def test_an_array_written_in_a_branch_inside_an_scf_for_is_carried():
+    # Before: the loop yielded the array from before the branch (the verified call caught it).
+    compiled = check(writes_in_a_branch_in_a_loop, [(np.array([1.0, 0.0, -2.0, 0.0]),)] * 4)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 3 and not report.verify_failures, str(report)
+
+
+def babylonian_sqrt(a):
+    x = a.copy()
+    while True:
+        x = 0.5 * (x + a / x)
+        if np.abs(x * x - a).max() < 1e-9:
+            break
+    return x
+
+
+def test_while_true_with_one_computed_break_compiles():
+    calls = [(np.array(v),) for v in ([2.0, 9.0], [16.0, 1.0], [1e4, 3.0], [0.25, 2.0])]
+    compiled = check(babylonian_sqrt, calls)
+    assert pyfront.explain(compiled).compiled_calls == 3, str(pyfront.explain(compiled))
+
+
+def reversed_range_is_exhausted_once(x):
+    steps = reversed(range(3))
+    for i in steps:
+        x = x + i
+    for j in steps:  # Python finds the iterator exhausted: no iteration
+        x = x * 100.0
+    return x
+
+
+def test_reversed_range_iterates_once():
+    # A second loop over the same iterator is refused (the interpreter's answer, not a re-run).
+    compiled = check(reversed_range_is_exhausted_once, [(np.ones(2),)] * 3)
+    assert "iterating an iterator a second time" in str(pyfront.explain(compiled))
+
+
+def not_of_a_computed_value(x):
+    return not (x.sum() > 2.0), not x[0]
+
+
+def test_not_of_a_computed_value_is_a_python_bool():
+    compiled = check(not_of_a_computed_value, [(np.array([1.0, 0.0]),), (np.array([3.0, 1.0]),)] * 2)
+    assert pyfront.explain(compiled).compiled_calls == 3
