@@ -216,7 +216,7 @@ class ContainerMixin:
             items = self._view_items(value, node)
         elif isinstance(value, Seq):
             items = [p.items[0] for p in value.items] if value.kind is dict else list(value.items)
-        elif isinstance(value, Obj) and type(value.example) in (list, tuple, dict):
+        elif isinstance(value, Obj) and (container_type(value.example) in (list, dict) or type(value.example) is tuple):
             items = self._state_elements(value, node)
         elif isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim >= 1:
             n = S.static_shape(value, "iterating")[0]

@@ -117,7 +117,10 @@ class Profile:
 
 
 def _site_key(node: ast.AST) -> tuple:
-    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node).__name__)
+    """Where `node` is in the source; nodes without a position (a comprehension's `for` clause)
+    are never profiled sites and get the position of none."""
+    return (getattr(node, "lineno", None), getattr(node, "col_offset", None), getattr(node, "end_lineno", None),
+            getattr(node, "end_col_offset", None), type(node).__name__)
 
 
 def _hook(name: str) -> ast.expr:

@@ -77,13 +77,18 @@ def to_tensor(v: Any) -> Tensor:
 
 
 def describe(v: Any) -> str:
+    """A value as messages name it: its Python type (and a scalar's value), never an array's repr."""
     if isinstance(v, Known):
-        return f"{type(v.value).__name__} {v.value!r}"[:80]
+        value = v.value
+        if isinstance(value, np.ndarray):
+            return f"ndarray of {value.dtype} {value.shape}"
+        return f"{type(value).__name__} {value!r}"[:80] if isinstance(value, (int, float, str)) else f"a {type(value).__name__}"
     if isinstance(v, Tensor):
         return f"{v.pytype.__name__} of {v.dtype} {v.shape}"
     if isinstance(v, Seq):
         return v.kind.__name__
-    return type(v).__name__
+    example = getattr(v, "example", None)  # an object in Python state
+    return f"a {type(example).__name__} object" if example is not None else "this value"
 
 
 def astype(t: Tensor, dtype: np.dtype, pytype: type | None = None) -> Tensor:

@@ -311,8 +311,13 @@ class StateMixin:
     def _object_item(self, obj: Obj, key: Any, node: ast.AST) -> Any:
         """`d['k']` / `lst[0]` on a dict or list in Python state: read at call time (load_item)."""
         example = obj.example
-        if container_type(example) not in (dict, list, tuple):
+        kind = container_type(example)
+        if kind not in (dict, list, tuple):
             raise Unsupported(f"subscript of a {type(example).__name__} object is not supported yet", node)
+        if kind is not dict and type(key) is slice:  # `self.Ws[:-1]`: a new list of the same objects
+            return Seq(tuple(self._state_elements(obj, node)[key]), list if kind is list else tuple)
+        if kind is not dict and type(key) is int and key < 0:  # `self.Ws[-1]`, under the length's guard
+            key += self._state_len(obj, node)
         attr = self._item_key(key, example, node)
         self._note_object(obj, node)
         stored = self.stored_items.get((id(example), key))
@@ -395,7 +400,7 @@ class StateMixin:
 
     def _check_plain_object(self, value: Any, setting: bool = False) -> None:
         cls = type(value)
-        if container_type(value) in (dict, list) and not setting:
+        if (container_type(value) in (dict, list) or cls is tuple) and not setting:
             return  # items are read with load_item (see _object_item); no attributes
         if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
             raise Unsupported(f"objects of {cls.__name__} customize attribute access")

@@ -292,3 +292,54 @@ def test_returning_a_row_view_runs_in_interpreter():
 
     compiled = check(f, [(EMB, np.int64(1)), (EMB, np.int64(2))])
     assert pyfront.explain(compiled).compiled_calls == 0
+
+
+class Stack:
+    """A model in the style of minimal MLP scripts: parameter lists and a tuple of arrays on self."""
+
+    def __init__(self):
+        rng = np.random.default_rng(3)
+        self.Ws = [rng.standard_normal((4, 4)) for _ in range(3)]
+        self.bs = [np.zeros(4) for _ in range(3)]
+        self.head = (rng.standard_normal((4, 2)), np.ones(2))
+
+    def forward(self, x):
+        for W, b in zip(self.Ws[:-1], self.bs[:-1]):  # all but the last layer
+            x = np.tanh(x @ W + b)
+        x = x @ self.Ws[-1] + self.bs[-1]
+        W, b = self.head
+        return x @ W + b
+
+
+def test_slices_negative_indices_and_tuples_of_state_lists_compile():
+    model = Stack()
+    compiled = check(Stack.forward, [(model, np.ones((2, 4)))] * 3)
+    compiled_ran(compiled)
+
+
+def test_a_new_layer_list_is_seen_by_the_next_call():
+    model = Stack()
+    compiled = check(Stack.forward, [(model, np.ones((2, 4)))] * 3)
+    model.Ws = model.Ws[:2]  # one layer fewer: the slice reads two items now
+    model.bs = model.bs[:2]
+    assert np.array_equal(compiled(model, np.ones((2, 4))), model.forward(np.ones((2, 4))))
+
+
+class Tree(list):
+    pass
+
+
+def weighted_sum(tree, x):
+    return sum(w * x for w in tree)
+
+
+def test_a_generator_over_a_list_subclass_in_state_compiles():
+    compiled = check(weighted_sum, [(Tree([1.0, 2.5]), np.ones(2))] * 3)
+    compiled_ran(compiled)
+
+
+def test_messages_never_show_an_array_repr():
+    from pyfront import semantics as S
+    from pyfront.values import Known
+
+    assert S.describe(Known(np.arange(1000.0))) == "ndarray of float64 (1000,)"
