@@ -62,12 +62,13 @@ class CompiledFunction:
 
     def __init__(self, target: Callable, config: Config):
         fn, leading = callables.resolve(target)
-        functools.update_wrapper(self, fn)
+        # Named after the code compiled, except where that is pyfront's (compile(grad(f)) is f's).
+        functools.update_wrapper(self, target if fn is callables.apply_transform else fn)
         self.fn = fn
         # A bound method's receiver, a partial's arguments, a callable object: arguments read per call.
         self._leading = None if leading is callables.binds_nothing else leading
-        # Why this code cannot compile whatever the arguments (its signature, no source, a generator).
-        self._never_compiles = callables.unsupported_signature(fn)
+        # Why this code cannot compile whatever the arguments (no source, a generator).
+        self._never_compiles: str | None = None
         self.config = config
         self._lock = threading.RLock()
         self._groups: dict[Any, VariantGroup] = {}  # dispatch key -> its variants
@@ -80,7 +81,7 @@ class CompiledFunction:
         self._relaxed: dict[int, Any] = {}
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._fp_checks_per_op = False  # a deferred floating-point check failed: check each op exactly
-        self._report = Report(fn.__qualname__)
+        self._report = Report(self.__qualname__)
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
         # Compile failures by reason -> the keys they failed for; a reason that failed for
@@ -119,11 +120,11 @@ class CompiledFunction:
         if bound is None:  # the interpreter raises CPython's TypeError
             return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
                                    args, kwargs, chosen=True)
-        args, kwargs = bound, {}
+        call, args = (args, kwargs), bound  # the interpreter runs `call`; compiled code takes `bound`
         try:
             key = self._key(args)
         except TypeError as e:
-            return self._interpret(f"an argument cannot be specialized on ({e})", args, kwargs)
+            return self._interpret(f"an argument cannot be specialized on ({e})", *call)
         group = self._groups.get(key)
         variant, miss = group.select(args) if group is not None else (None, None)
         if variant is None:
@@ -135,25 +136,25 @@ class CompiledFunction:
                     profiling = True
                 else:
                     key = self._relax(key, args)
-                    variant, reason = self._variant_or_compile(key, args, kwargs)
+                    variant, reason = self._variant_or_compile(key, args)
                     if variant is None and self._give_up_relaxations(key, args, reason):
                         key = self._key(args)
-                        variant, reason = self._variant_or_compile(key, args, kwargs)
+                        variant, reason = self._variant_or_compile(key, args)
             if profiling:
-                return self._profiled(args, kwargs)
+                return self._profiled(call, args)
             if variant is None:
-                return self._interpret(reason, args, kwargs)
+                return self._interpret(reason, *call)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
-            return self._interpret(FP_ERRSTATE_REASON, args, kwargs)
+            return self._interpret(FP_ERRSTATE_REASON, *call)
         if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
-            result = verified_call(self, key, variant, args, kwargs)
+            result = verified_call(self, key, variant, args, call)
         else:
             result = variant.run(args, entry_checked=True)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the
             # failed assumption can be relaxed when this key is compiled again.
-            return self._profiled(args, kwargs)
+            return self._profiled(call, args)
         if isinstance(result, Verdict):
             return result.outcome()
         with self._lock:
@@ -182,7 +183,7 @@ class CompiledFunction:
             if self.fn.__code__ is self._code:
                 return
             self._code = self.fn.__code__
-            self._never_compiles = callables.unsupported_signature(self.fn)
+            self._never_compiles = None
             self._groups = {}
             self._profiler = None
             self._state_misses = {}
@@ -193,12 +194,13 @@ class CompiledFunction:
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
 
-    def _profiled(self, args: tuple, kwargs: dict) -> Any:
+    def _profiled(self, call: tuple[tuple, dict], bound: tuple) -> Any:
+        """Run `call` in the interpreter, profiled; the profile sees its canonical arguments `bound`."""
         with self._lock:
             if self._profiler is None:
                 self._profiler = Profiler(self.fn)
             self._report.interpreted_calls += 1
-        return self._profiler.run(args, kwargs)
+        return self._profiler.run(*call, observed=bound)
 
     def _key(self, args: tuple) -> tuple:
         relaxed = self._relaxed
@@ -243,7 +245,7 @@ class CompiledFunction:
         remember(self._state_misses, site, None, MAX_STATE_MISS_SITES)
         return True
 
-    def _variant_or_compile(self, key: Any, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+    def _variant_or_compile(self, key: Any, args: tuple) -> tuple[Any, str | None]:
         """(a variant of `key` that holds, maybe compiled meanwhile by another thread, or a
         new one, None) or (None, why none could be compiled)."""
         group = self._groups.get(key)
@@ -251,7 +253,7 @@ class CompiledFunction:
             variant, _ = group.select(args)
             if variant is not None:
                 return variant, None
-        return self._compile(key, args, kwargs)
+        return self._compile(key, args)
 
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:
         """A relaxed key failed to compile: specialize those arguments again (lock held).
@@ -267,8 +269,8 @@ class CompiledFunction:
         self._relaxed = {}
         return True
 
-    def _compile(self, key: Any, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
-        """Compile a variant for `key` and the state behind `args` (lock held): (variant, None),
+    def _compile(self, key: Any, args: tuple) -> tuple[Any, str | None]:
+        """Compile a variant for `key` and the state behind the canonical `args` (lock held): (variant, None),
         or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
         from pyfront.runtime.jit import compile_variant
 
@@ -287,7 +289,7 @@ class CompiledFunction:
         self._budget.started()
         profile = self._profiler.profile if self._profiler else None
         try:
-            variant = compile_variant(self.fn, key, args, kwargs, self.config, profile, self._relaxed,
+            variant = compile_variant(self.fn, key, args, {}, self.config, profile, self._relaxed,
                                       self._fp_checks_per_op)
         except Unsupported as e:
             reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
@@ -434,9 +436,9 @@ class CompiledFunction:
             return self.explain()
         with self._lock:
             self._report.profiled_calls += 1
-        self._profiled(bound, {})
+        self._profiled((args, kwargs), bound)
         with self._lock:
-            self._variant_or_compile(self._relax(self._key(bound), bound), bound, {})
+            self._variant_or_compile(self._relax(self._key(bound), bound), bound)
         return self.explain()
 
     def explain(self) -> Report:

@@ -7,15 +7,19 @@ arguments and keywords, a callable object as `self`) read at call time, so a
 mutated receiver or partial argument is seen like any other argument (it is one:
 the dispatch key and the guards cover it).
 
-`positional(fn, args, kwargs)` binds call-site keywords to the positional layout of
-`fn` (defaults of left-out parameters included), so `f(x, training=True)` and
-`f(x, True)` share a dispatch key. It returns None for every call it cannot bind
-that way: the interpreter then runs the call and raises CPython's own TypeError.
+`positional(fn, args, kwargs)` binds a call to the canonical layout of `fn`'s
+parameters, one argument per parameter in order (defaults of left-out parameters
+included, `*args` as a tuple, keyword-only parameters, `**kwargs` as a dict), so
+`f(x, training=True)` and `f(x, True)` share a dispatch key. It returns None for
+every call it cannot bind: the interpreter then runs the call and raises
+CPython's own TypeError. Compiled code takes the canonical arguments; the
+interpreter always runs the call as it was made.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
@@ -44,12 +48,22 @@ def resolve(target: Any, what: str = "pyfront.compile") -> tuple[types.FunctionT
         return fn, lambda args, kwargs: inner((*target.args, *args), {**target.keywords, **kwargs})
     if isinstance(target, staticmethod):
         return resolve(target.__func__, what)
+    from pyfront.grad_calls import grad_function_type
+
+    if isinstance(target, grad_function_type()):  # `compile(grad(f))`: compiled code calls the transform
+        return apply_transform, lambda args, kwargs: ((target, *args), kwargs)
     call = getattr(type(target), "__call__", None)
     if call is not None and isinstance(uncompiled(call), types.FunctionType):
         fn, inner = resolve(call, what)
         return fn, lambda args, kwargs: inner((target, *args), kwargs)
     raise TypeError(f"{what} needs a Python function, method, functools.partial or object with a Python "
                     f"__call__, got {type(target).__name__}")
+
+
+def apply_transform(transform: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The function `pyfront.compile(pyfront.grad(f))` compiles: it calls the transformation, which
+    the graph generator differentiates (grad_calls.py), as `jax.jit(jax.grad(f))` does."""
+    return transform(*args, **kwargs)
 
 
 def unsupported_signature(fn: types.FunctionType) -> str | None:
@@ -63,13 +77,15 @@ def unsupported_signature(fn: types.FunctionType) -> str | None:
 
 
 def positional(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:
-    """`args` extended to every positional parameter of `fn` (keywords, then defaults, read now).
+    """The canonical arguments of `fn(*args, **kwargs)` (keywords bound, defaults read now).
 
-    `fn(*positional(fn, args, kwargs))` binds each parameter to the same object as
-    `fn(*args, **kwargs)`; None when that call would raise (too many or missing
-    arguments, an unknown or repeated keyword, a positional-only one by keyword).
+    Each parameter gets the same object the call binds it to; None when the call would
+    raise (too many or missing arguments, an unknown or repeated keyword, a positional-only
+    one by keyword).
     """
     code = fn.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
+        return _bound_by_signature(fn, args, kwargs)
     count = code.co_argcount
     if len(args) >= count:
         return args if len(args) == count and not kwargs else None
@@ -88,3 +104,14 @@ def positional(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | Non
         else:
             return None
     return tuple(bound) if used == len(kwargs) else None
+
+
+def _bound_by_signature(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:
+    """`positional` for signatures with *args, keyword-only parameters or **kwargs (the slow path:
+    the signature is read per call, as defaults may change)."""
+    try:
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())

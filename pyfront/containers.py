@@ -202,6 +202,23 @@ class ContainerMixin:
             keys = [i.value for i in items]
         return S.fold(lambda a, b: a in b, item.value, keys)
 
+    def _keyword_items(self, mapping: Any, node: ast.AST) -> dict[str, Any]:
+        """The keyword arguments `f(**mapping)` passes (str keys, as CPython requires)."""
+        items = {k: Known(v) for k, v in mapping.value.items()} if (
+            isinstance(mapping, Known) and type(mapping.value) is dict) else self._dict_pairs(mapping, node)
+        if not all(type(k) is str for k in items):
+            raise Unsupported("** of a dict whose keys are not all str (Python raises TypeError)", node)
+        return items
+
+    def _dict_get(self, mapping: Seq | Obj, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """`d.get(key, default=None)`: the item when the key is there (for a dict in Python state,
+        under the guard of its key set), else the default."""
+        _arity("dict.get", args, kwargs, 1, 2)
+        key, default = args[0], args[1] if len(args) > 1 else Known(None)
+        if not isinstance(key, Known) or not is_dict_key(key.value):
+            raise Unsupported("dict.get with a computed key is not supported yet", node)
+        return self._dict_pairs(mapping, node).get(key.value, default)
+
     # Iteration ------------------------------------------------------------------------
 
     def _iterate(self, value: Any, node: ast.AST) -> list:
@@ -451,3 +468,4 @@ BUILTIN_HANDLERS = {
     **{fn: (lambda self, args, kwargs, node, fn=fn: self._builtin_reduce(fn, args, kwargs, node))
        for fn in (min, max, any, all)},
 }
+

@@ -34,7 +34,7 @@ from pyfront import deep_ast, indexing, numpy_api
 from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
-from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin
+from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin, make_dict, make_tuple
 from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
@@ -212,7 +212,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 values = iter(block.arguments)
                 params = [self._arg_value(s, values, Path(f"arg{i}"), a)
                           for i, (s, a) in enumerate(zip(arg_specs, self.args))]
-                result = self._call_function(fn, node, params, {})
+                result = self._call_function(fn, node, params, {}, canonical=True)
                 if self.survey:
                     raise self.survey[0]
                 leaves = self.leaves
@@ -258,7 +258,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
     def frame(self) -> _Frame:
         return self.frames[-1]
 
-    def _call_function(self, fn: types.FunctionType, node: ast.FunctionDef, args: list, kwargs: dict) -> Any:
+    def _call_function(self, fn: types.FunctionType, node: ast.FunctionDef, args: list, kwargs: dict,
+                       canonical: bool = False) -> Any:
+        """Inline a call of `fn`; `canonical`: `args` hold one value per parameter, in order, with
+        `*args` as a tuple and `**kwargs` as a dict (the compiled function's own arguments)."""
         if len(self.frames) >= MAX_INLINE_DEPTH:
             raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
         declared = {}
@@ -272,8 +275,10 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         self._guard(IdentityGuard("attr", fn, "__code__", fn.__code__, site))
         if "__signature__" in getattr(fn, "__dict__", {}):
             raise Unsupported(f"{fn.__qualname__} has a __signature__ that need not be its code's", node)
+        signature = inspect.signature(fn, follow_wrapped=False)
         try:
-            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+            bound = (inspect.BoundArguments(signature, dict(zip(signature.parameters, args))) if canonical
+                     else signature.bind(*args, **kwargs))
         except TypeError as e:
             raise Unsupported(f"calling {fn.__qualname__}: {e}", node) from None
         self._guard_defaults(fn, bound, site, node)
@@ -281,6 +286,11 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         frame = _Frame(fn, fn.__code__.co_filename, local_names=_assigned_names(node), declared=declared,
                        call_line=getattr(self.node, "lineno", None) if self.frames else None)
         for name, value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL and not canonical:
+                value = make_tuple(v if _is_value(v) else Known(v) for v in value)
+            elif kind is inspect.Parameter.VAR_KEYWORD and not canonical:
+                value = make_dict({k: v if _is_value(v) else Known(v) for k, v in value.items()})
             frame.env[name] = Known(value) if not _is_value(value) else value
         self.frames.append(frame)
         try:
@@ -598,8 +608,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             return self._tensor_attr(base, name, node)
         if isinstance(base, Seq) and base.kind is list and name in LIST_METHODS:
             return BoundMethod(base, name)
-        if name in DICT_VIEWS and (isinstance(base, Seq) and base.kind is dict
-                                   or isinstance(base, Obj) and container_type(base.example) is dict):
+        if name in DICT_METHODS and _is_dict(base):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
             return self._object_attr(base, name, node)
@@ -765,16 +774,17 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 args.append(self.visit(a))
         kwargs = {}
         for kw in node.keywords:
-            if kw.arg is None:
-                raise Unsupported("**kwargs in calls are not supported yet", node)
-            kwargs[kw.arg] = self.visit(kw.value)
+            items = self._keyword_items(self.visit(kw.value), node) if kw.arg is None else {kw.arg: self.visit(kw.value)}
+            if kwargs.keys() & items.keys():
+                raise Unsupported("a keyword argument given twice (Python raises TypeError)", node)
+            kwargs.update(items)
         return self._call(callee, args, kwargs, node)
 
     def _call(self, callee: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         if isinstance(callee, BoundMethod):
-            if callee.name in DICT_VIEWS and (isinstance(callee.receiver, Seq) and callee.receiver.kind is dict or
-                                              isinstance(callee.receiver, Obj)
-                                              and container_type(callee.receiver.example) is dict):
+            if callee.name == "get" and _is_dict(callee.receiver):
+                return self._dict_get(callee.receiver, args, kwargs, node)
+            if callee.name in DICT_VIEWS and _is_dict(callee.receiver):
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
                 return DictView(callee.receiver, callee.name)
@@ -967,6 +977,12 @@ OUT_METHODS = ("clip",)
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
+DICT_METHODS = (*DICT_VIEWS, "get")
+
+
+def _is_dict(v: Any) -> bool:
+    """A dict the function built, or one the caller passed or Python state holds."""
+    return isinstance(v, Seq) and v.kind is dict or isinstance(v, Obj) and container_type(v.example) is dict
 # Methods of lists the call made (Seq of kind list), run on the compile-time list of values.
 LIST_METHODS = ("append", "extend", "insert", "reverse", "pop")
 

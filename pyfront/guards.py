@@ -34,9 +34,11 @@ MISSING = object()
 
 @dataclass(frozen=True, eq=False)
 class IdentityGuard:
-    """`container[name]` (a dict) or `getattr(container, name)` or a cell's contents is `expected`."""
+    """`container[name]` (a dict) or `getattr(container, name)` or a cell's contents is `expected`;
+    "static": the attribute as stored, without running descriptors (a classmethod object, whose
+    `getattr` is a new bound method each time)."""
 
-    kind: str  # "item" | "attr" | "cell"
+    kind: str  # "item" | "attr" | "static" | "cell"
     container: Any
     name: str
     expected: Any
@@ -47,13 +49,16 @@ class IdentityGuard:
             return self.container.get(self.name, MISSING) is self.expected
         if self.kind == "attr":
             return getattr(self.container, self.name, MISSING) is self.expected
+        if self.kind == "static":
+            return inspect.getattr_static(self.container, self.name, MISSING) is self.expected
         try:
             return self.container.cell_contents is self.expected
         except ValueError:  # empty cell
             return False
 
     def describe(self) -> str:
-        what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}", "cell": f"closure variable {self.name!r}"}
+        what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}",
+                "static": f"attribute {self.name!r}", "cell": f"closure variable {self.name!r}"}
         return f"{what[self.kind]} is the same object as at compile time"
 
 

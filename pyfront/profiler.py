@@ -284,9 +284,10 @@ class Profiler:
         return self._instrumented(f, self.profile.callees.setdefault(f.__code__, Profile()),
                                   self._differentiated_callee)
 
-    def run(self, args: tuple, kwargs: dict) -> Any:
-        """Run one call in the interpreter, recording arguments and sites."""
+    def run(self, args: tuple, kwargs: dict, observed: tuple | None = None) -> Any:
+        """Run one call in the interpreter, recording arguments (`observed`: the call's canonical
+        arguments, callables.positional, when they are not `args`) and sites."""
         self.profile.calls += 1
-        for i, a in enumerate(args):
+        for i, a in enumerate(args if observed is None else observed):
             self.profile.args.setdefault(i, Observation()).add(a)
         return call_depth.call_user(self._instrumented(self.fn, self.profile, self._grad_callee), args, kwargs)

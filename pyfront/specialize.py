@@ -83,6 +83,12 @@ class OwnAttrSpec:
 Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec | OwnAttrSpec
 
 
+class CompileTimeConstant:
+    """A base for pyfront's own immutable callables (pyfront.grad functions): folded by identity."""
+
+    __slots__ = ()
+
+
 def is_constant(value: Any) -> bool:
     """Immutable values that compile into the graph as constants."""
     t = type(value)
@@ -90,7 +96,8 @@ def is_constant(value: Any) -> bool:
         return True
     if t is tuple:
         return all(is_constant(v) for v in value)
-    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype))
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype,
+                              CompileTimeConstant))
 
 
 def _fits_int64(value: int) -> bool:

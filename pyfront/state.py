@@ -234,13 +234,23 @@ class StateMixin:
         cls = type(example)
         class_attr = inspect.getattr_static(cls, name, MISSING)
         instance_dict = getattr(example, "__dict__", {})
+        if isinstance(class_attr, property) and isinstance(class_attr.fget, types.FunctionType):
+            # A property wins over the instance dict: its getter runs, inlined, whatever the instance holds.
+            self._guard(IdentityGuard("attr", cls, name, class_attr, self._site(node)))
+            return self._inline(class_attr.fget, [obj], {}, node)
         if class_attr is not MISSING and hasattr(type(class_attr), "__set__"):
             raise Unsupported(f"attribute {name!r} of {cls.__name__} is a data descriptor (e.g. a property)", node)
         if name in instance_dict:
             value = instance_dict[name]
-        elif isinstance(class_attr, types.FunctionType):
-            self._guard(IdentityGuard("attr", cls, name, class_attr, self._site(node)))
+        elif isinstance(class_attr, (types.FunctionType, staticmethod, classmethod)):
+            # getattr of a classmethod is a new bound method each time: compare what the class stores.
+            kind = "attr" if isinstance(class_attr, types.FunctionType) else "static"
+            self._guard(IdentityGuard(kind, cls, name, class_attr, self._site(node)))
             self._state_guard(obj.path, OwnAttrSpec(name, False), node)  # no instance attribute shadows it
+            if isinstance(class_attr, staticmethod):
+                return Known(class_attr.__func__)
+            if isinstance(class_attr, classmethod):
+                return BoundMethod(Known(cls), name, class_attr.__func__)
             return BoundMethod(obj, name, class_attr)
         elif class_attr is not MISSING and not hasattr(type(class_attr), "__get__"):
             value = class_attr

@@ -26,11 +26,12 @@ DISAGREED = "compiled code disagreed with the interpreter"
 __all__ = ["DISAGREED", "Verdict", "is_due", "verified_call"]
 
 
-def verified_call(compiled: Any, key: Any, variant: Any, args: tuple, kwargs: dict) -> Any:
-    """A `Deopt`, or the settled `Verdict` of running `variant` verified (see the module docstring)."""
+def verified_call(compiled: Any, key: Any, variant: Any, args: tuple, call: tuple[tuple, dict]) -> Any:
+    """A `Deopt`, or the settled `Verdict` of running `variant` verified (see the module docstring);
+    `args` are the call's canonical arguments, `call` the call as made (the interpreter runs it)."""
     group = compiled._groups.get(key)
     signature = group.signature(args) if group is not None else None  # before the call changes state
-    verdict = verified_run(variant, compiled.fn, args, kwargs)
+    verdict = verified_run(variant, compiled.fn, args, call)
     if not isinstance(verdict, Verdict):
         return verdict
     name = f"{compiled.__qualname__} {describe_key(key)}"

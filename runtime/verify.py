@@ -137,8 +137,9 @@ class Verdict:
         return self.result
 
 
-def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
-    """Run `variant` uncommitted and `fn` in the interpreter; a `Deopt` (nothing ran) or a `Verdict`."""
+def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -> Any:
+    """Run `variant` uncommitted on the canonical `args` and `fn` in the interpreter on `call`
+    (the same objects, as the call was made); a `Deopt` (nothing ran) or a `Verdict`."""
     from pyfront.runtime.variant import Deopt
 
     pending = variant.run(args, entry_checked=True, commit=False)
@@ -159,7 +160,7 @@ def verified_run(variant: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
                 pass
     with _recorded_stdout() as out:
         try:
-            result, error = fn(*args, **kwargs), None
+            result, error = fn(*call[0], **call[1]), None
         except Exception as e:  # noqa: BLE001 - the caller gets it; compiled code never raises
             result, error = None, e
     mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before) or next(

@@ -69,16 +69,19 @@ def test_cache_hit_line(info, tmp_path, monkeypatch):
     assert messages(info, "compile")[-1].endswith("(disk cache hit)")
 
 
-def test_interpreter_reason_logged_once_per_function(info):
-    def star(x, *rest):
+def star(x, *rest):
+    try:
         return x * len(rest)
+    except ValueError:
+        return x
 
-    f = pyfront.compile(star)
-    for _ in range(3):
+
+def test_interpreter_reason_logged_once_per_function(info):
+    f = pyfront.compile(star, profile_calls=1)
+    for _ in range(5):
         f(np.ones(3), 0.0)
-    assert messages(info, "compile") == [
-        "test_interpreter_reason_logged_once_per_function.<locals>.star: runs in the interpreter: "
-        "test_interpreter_reason_logged_once_per_function.<locals>.star has *args: not compiled yet"]
+    reasons = [m for m in messages(info, "compile") if "runs in the interpreter" in m]
+    assert len(reasons) == 1 and reasons[0].endswith("try/except is not supported by the compiler yet"), reasons
 
 
 def test_silent_by_default(caplog):

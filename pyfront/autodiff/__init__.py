@@ -25,8 +25,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from pyfront.specialize import CompileTimeConstant
 
-class GradFunction:
+
+class GradFunction(CompileTimeConstant):
     """`fn` made to return its gradient (and its value first, if `value_and_grad`).
 
     `argnums`: the position (int) or positions (tuple of ints) of the
@@ -60,6 +62,13 @@ class GradFunction:
         self.has_aux = bool(has_aux)
         # updated=(): fn's __dict__ (a compiled function's own state, its `fn` among it) stays fn's.
         functools.update_wrapper(self, fn, updated=())
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Compiled code folds a GradFunction by identity (CompileTimeConstant): it never changes.
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"pyfront.grad functions are immutable: cannot set {name!r}")
+        super().__setattr__(name, value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pyfront.autodiff.tape import differentiate
