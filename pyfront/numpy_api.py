@@ -910,3 +910,6 @@ def _logaddexp(x1, x2):
     tail = S.ufunc(np.log1p, S.ufunc(np.exp, S.ufunc(np.negative, S.ufunc(np.absolute, diff))))
     general = S.where(S.ufunc(np.not_equal, diff, diff), diff, S.ufunc(np.add, S.ufunc(np.maximum, x, y), tail))
     return S.where(same, S.ufunc(np.add, x, Known(float(np.log(2)))), general)
+
+
+from pyfront import sorting  # noqa: E402, F401 - registers np.sort and np.argsort (a module of their own)

@@ -215,3 +215,38 @@ def test_logaddexp(dtype):
     calls.append((special, special[::-1].copy()))
     calls.append((special, special.copy()))
     _compiled(log_sum_exp, calls)
+
+
+def sorting(x):
+    return (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.argsort(x, kind="stable"),
+            x.argsort(axis=0, kind="mergesort"), np.argsort(-x[0], stable=True)[:2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_sort_and_stable_argsort(dtype):
+    calls = _calls(dtype, (4, 5), n=3)
+    tied = np.array([[3, 1, 1, 0, 2], [2, 2, 2, 2, 2], [0, 5, 5, 1, 0], [1, 0, 1, 0, 1]]).astype(dtype)
+    _compiled(sorting, calls + [(tied,), (tied,)])
+
+
+def top_k(scores, k):
+    return np.argsort(-scores, axis=1)[:, :k]
+
+
+def test_default_argsort_compiles_without_ties_and_deopts_on_them():
+    rng = np.random.default_rng(2)
+    calls = [(rng.normal(size=(3, 6)), 2) for _ in range(3)] + [(np.array([[1.0, 1.0, 0.5] * 2] * 3), 2)]
+    compiled = check(top_k, calls)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls >= 1 and report.deopts == 1, str(report)
+    assert "no two equal values in a row" in str(report)
+
+
+def sort_rows(x):
+    return np.sort(x)
+
+
+def test_default_sort_of_floats_deopts_on_zeros_of_both_signs():
+    values = np.array([[0.0, -0.0, 1.0, np.nan], [2.0, np.nan, -1.0, 0.0]])
+    compiled = check(sort_rows, [(values + 1,)] * 3 + [(values,)])
+    assert "+0.0 and -0.0" in str(pyfront.explain(compiled))
