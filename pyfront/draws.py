@@ -18,11 +18,18 @@ time from an argument, an attribute, an item or a global of the compiled
 function's module, whose exact type and bit generator's type are guarded
 (`GeneratorSpec`), so binding another generator there needs no recompilation.
 
+`normal(loc, scale, size)` with a computed `loc` or `scale` (a Gaussian
+policy's `rng.normal(mean, std)`) compiles as NumPy computes it, bit for bit:
+`loc + scale * z`, one standard normal `z` per element of the result in C
+order, converted to float64 first; the standard normals are a host draw, the
+arithmetic is compiled, and NumPy's ValueError for a scale with its sign bit
+set becomes a guard that every scale is > 0 (0, -0.0, NaN and negative scales
+re-run the call in the interpreter).
+
 Not compiled (the call runs in the interpreter, and `explain` says why):
-- a draw with a parameter computed at run time (`rng.normal(mu, 1.0)` with a
-  computed `mu`, `rng.choice(n, p=probs)`): NumPy derives such draws with its
-  own arithmetic on the parameters, which compiled code would not reproduce
-  bit for bit;
+- any other draw with a parameter computed at run time (`rng.choice(n,
+  p=probs)`, `rng.uniform(low, x)`): NumPy derives such draws with its own
+  arithmetic on the parameters, which compiled code does not reproduce;
 - a draw inside a branch or loop on a computed value that became real control
   flow (scf.if/for/while): whether and how often it draws depends on the data,
   so it cannot be drawn before the call (a speculated branch is fine: when its
@@ -51,7 +58,7 @@ from pyfront.errors import Unsupported
 from pyfront.guards import IdentityGuard
 from pyfront.runtime.host_draws import HostDraw, Outcome, bit_generator_type, is_generator
 from pyfront.specialize import GeneratorSpec, OwnAttrSpec
-from pyfront.values import BoundMethod, Obj, Tensor
+from pyfront.values import BoundMethod, Known, Obj, Tensor
 
 _NUMPY_DRAWS = ("random", "standard_normal", "normal", "uniform", "binomial", "choice", "permutation",
                 "exponential", "standard_exponential", "poisson", "beta", "gamma", "standard_gamma", "laplace",
@@ -65,6 +72,11 @@ DRAWS: dict[type, frozenset] = {
 }
 # The generators behind the modules' own functions, named as the code names their draws.
 _MODULE_GENERATORS = ((np.random.random_sample.__self__, "np.random"), (random.random.__self__, "random"))
+
+
+# The parameters of `normal` (Generator's and RandomState's), bound as NumPy binds them.
+_NORMAL = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=Known(default))
+                             for name, default in (("loc", 0.0), ("scale", 1.0), ("size", None))])
 
 
 def is_draw_method(fn: Any) -> bool:
@@ -99,13 +111,20 @@ class DrawMixin:
             self._state_guard(obj.path, OwnAttrSpec(name, False), node)
         return BoundMethod(obj, name)
 
-    def _draw(self, receiver: Obj | None, bound: Any, method: str, args: list, kwargs: dict,
+    def _draw_method(self, method: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
+        """A call of a generator's bound method fixed at compile time (`np.random.rand(...)`)."""
+        generator = method.__self__
+        if getattr(generator, method.__name__) != method:
+            raise Unsupported(f"{draw_text(generator, method.__name__)} is not the method of its generator "
+                              "(an instance attribute shadows it)", node)
+        return self._draw(None, generator, method.__name__, args, kwargs, node)
+
+    def _draw(self, receiver: Obj | None, generator: Any, method: str, args: list, kwargs: dict,
               node: ast.AST) -> Tensor:
         """`generator.method(*args, **kwargs)`: a draw the runtime makes on the host before the call.
 
-        `receiver`: the generator read from Python state; else `bound` is the bound method itself.
+        `receiver`: the generator read from Python state, None for one fixed at compile time.
         """
-        generator = bound.__self__ if receiver is None else receiver.example
         text = draw_text(generator, method)
         if method not in DRAWS[type(generator)]:
             raise Unsupported(f"{text} is not a random draw the compiler makes (those of a "
@@ -113,15 +132,72 @@ class DrawMixin:
         if self.hoist_points:
             raise Unsupported(f"{text} inside a branch or loop on a computed value: how many numbers the call "
                               "draws depends on the data, so they cannot be drawn before it", node)
+        if method == "normal" and not all(map(_is_known, [*args, *kwargs.values()])):
+            return self._normal(receiver, generator, args, kwargs, node)
         values, keywords = _arguments(text, args, kwargs)
         outcome = _trial(generator, method, values, keywords, text)
         if receiver is not None:
             self._state_guard(receiver.path, generator_spec(generator), node)
         index = len(self.draws)
-        self.draws.append(HostDraw(receiver.path if receiver is not None else None, bound, method, values,
+        self.draws.append(HostDraw(receiver.path if receiver is not None else None, generator, method, values,
                                    keywords, outcome, self._site(node), text))
         result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
         return Tensor(result.result, outcome.pytype)
+
+    def _normal(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
+        """`normal(loc, scale, size)` with a computed parameter: `loc + scale * standard_normal(shape)`,
+        which is how NumPy computes it (see the module docstring)."""
+        text = draw_text(generator, "normal")
+        try:
+            params = _NORMAL.bind(*args, **kwargs)
+        except TypeError as e:
+            raise Unsupported(f"{text}: {e}", node) from None
+        params.apply_defaults()
+        loc, scale = (_float64(params.arguments[n], f"{text}: {n}") for n in ("loc", "scale"))
+        size = _arguments(text, [params.arguments["size"]], {})[0][0]
+        shape = np.broadcast_shapes(S.static_shape(loc, text), S.static_shape(scale, text))
+        if size is not None:
+            size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+            if np.broadcast_shapes(shape, size) != size:
+                raise Unsupported(f"{text}: size {size} does not fit the parameters' shape {shape} (ValueError)",
+                                  node)
+        self._guard_scale(params.arguments["scale"], scale, text, node)
+        draw_size = size if size is not None else shape if shape else None  # None: one Python float
+        z = self._draw(receiver, generator, "standard_normal", [Known(draw_size)], {}, node)
+        value = S.ufunc(np.add, loc, S.ufunc(np.multiply, scale, Tensor(z.value, np.ndarray)))
+        return S.astype(value, S.FLOAT64, float if draw_size is None else np.ndarray)
+
+    @staticmethod
+    def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:
+        """NumPy raises ValueError for a scale with its sign bit set: only scales > 0 compile."""
+        reason = f"{text}: every scale is > 0 (NumPy raises ValueError for a negative or -0.0 scale; 0 and NaN"
+        if isinstance(given, Known):
+            if not np.all(np.asarray(given.value, np.float64) > 0):
+                raise Unsupported(f"{reason} run in the interpreter)", node)
+            return
+        S.guard(S.reduce_all(S.ufunc(np.greater, scale, Known(0.0)).value), "value",
+                f"{reason} scales run in the interpreter)")
+
+
+def _is_known(v: Any) -> bool:
+    try:
+        numpy_api.known(v)
+        return True
+    except Unsupported:
+        return False
+
+
+def _float64(v: Any, what: str) -> Tensor:
+    """A parameter of a draw as NumPy's C code reads it: a float64 array."""
+    if isinstance(v, Known):
+        try:
+            return S.constant(np.asarray(v.value, np.float64))
+        except (TypeError, ValueError):
+            raise Unsupported(f"{what} is not a float (NumPy raises)") from None
+    t = S.to_tensor(v)
+    if t.dtype.kind not in "biuf":
+        raise Unsupported(f"{what} of dtype {t.dtype}")
+    return S.astype(Tensor(t.value, np.ndarray), S.FLOAT64)
 
 
 def _arguments(text: str, args: list, kwargs: dict) -> tuple[tuple, dict]:
@@ -149,7 +225,7 @@ def _trial(generator: Any, method: str, args: tuple, kwargs: dict, text: str) ->
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            value = getattr(type(clone), method)(clone, *args, **kwargs)
+            value = getattr(clone, method)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the interpreter raises it
             raise Unsupported(f"{text} raises {type(e).__name__}: {e}") from None
     if caught:

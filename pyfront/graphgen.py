@@ -788,7 +788,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             if isinstance(callee.receiver, Seq):
                 return self._list_method(callee.receiver, callee.name, args, kwargs, node)
             if isinstance(callee.receiver, Obj) and is_generator(callee.receiver.example):
-                return self._draw(callee.receiver, None, callee.name, args, kwargs, node)
+                return self._draw(callee.receiver, callee.receiver.example, callee.name, args, kwargs, node)
             if callee.function is not None:
                 return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
             handler = numpy_api.METHODS[callee.name]
@@ -807,7 +807,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if isinstance(fn, grad_function_type()):
             return self._grad_call(fn, args, kwargs, node)
         if is_draw_method(fn):
-            return self._draw(None, fn, fn.__name__, args, kwargs, node)
+            return self._draw_method(fn, args, kwargs, node)
         if self._is_grad_transform(fn) and all(isinstance(a, Known) for a in args + list(kwargs.values())):
             return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function

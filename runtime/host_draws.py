@@ -97,13 +97,13 @@ class HostDraw:
     """One draw of a compiled call: `<generator>.<method>(*args, **kwargs)`.
 
     The generator is read at call time from `source` (an access path: an
-    argument, an attribute, a global), or, when `source` is None, the draw
-    calls `bound`, a bound method of a generator fixed at compile time (under
-    an identity guard: `np.random.rand`, `random.random`).
+    argument, an attribute, a global), or, when `source` is None, it is
+    `generator`, fixed at compile time (under an identity guard: the one
+    behind `np.random.rand` or `random.random`).
     """
 
     source: Path | None
-    bound: Any
+    generator: Any
     method: str
     args: tuple
     kwargs: dict
@@ -146,7 +146,7 @@ class HostDraws:
 
     def __init__(self, draws: list[HostDraw], fn: Any):
         self.draws = draws
-        self._generators = [make_resolver(d.source, fn) if d.source is not None else _fixed(d.bound.__self__)
+        self._generators = [make_resolver(d.source, fn) if d.source is not None else _fixed(d.generator)
                             for d in draws]
 
     def __bool__(self) -> bool:
@@ -177,9 +177,8 @@ class HostDraws:
 
 
 def _make(draw: HostDraw, generator: Any) -> Any:
-    method = draw.bound if draw.source is None else getattr(generator, draw.method)
     try:
-        value = method(*draw.args, **draw.kwargs)
+        value = getattr(generator, draw.method)(*draw.args, **draw.kwargs)
     except Exception as e:  # noqa: BLE001 - the interpreter, running the call next, raises it
         reraise_if_asynchronous(e)
         raise DrawFailed(draw, f"{draw.text} raised {type(e).__name__}: {e}") from None
