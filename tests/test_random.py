@@ -185,6 +185,28 @@ def test_another_bit_generator_fails_the_guard_and_stays_right():
     assert "arg0.rng is a Generator on PCG64" in str(pyfront.explain(compiled))
 
 
+def test_generator_in_a_dict_item():
+    def sample(state, x):
+        return generator_draws(state["rng"], x)
+
+    assert_ran_compiled(check(sample, [({"rng": np.random.default_rng(s)}, X64) for s in (0, 0, 1, 2)]))
+
+
+def test_generator_in_a_global_of_another_module(tmp_path, monkeypatch):
+    (tmp_path / "noise_helpers.py").write_text(
+        "import numpy as np\n"
+        "rng = np.random.default_rng(5)\n"
+        "def noise(shape):\n"
+        "    return rng.standard_normal(shape)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import noise_helpers
+
+    def noisy(x):
+        return x + noise_helpers.noise(x.shape)
+
+    assert_ran_compiled(check(noisy, [(X64,)] * 4, [noise_helpers.rng]))
+
+
 class LegacyNoisy:
     def __init__(self, seed):
         self.rs = np.random.RandomState(seed)
@@ -413,6 +435,38 @@ def stdlib_draws(x):
 def test_stdlib_random_module():
     random.seed(7)
     assert_ran_compiled(check(stdlib_draws, [(X64,)] * 5, [STDLIB_STATE]))
+
+
+class Dice:
+    def __init__(self, seed):
+        self.rnd = random.Random(seed)
+
+    def roll(self, x):
+        return x * self.rnd.gauss(0.0, 1.0), self.rnd.randrange(10), self.rnd.choice((0.5, 1.5)), self.rnd.random()
+
+
+def test_a_random_instance_in_an_attribute():
+    assert_ran_compiled(check(Dice.roll, [(Dice(s), X64) for s in (0, 0, 1, 2)]))
+
+
+def test_a_random_instance_whose_method_is_shadowed_runs_in_the_interpreter():
+    compiled = pyfront.compile(Dice.roll, profile_calls=1)
+    dice = Dice(0)
+    dice.rnd.random = lambda: 0.25  # (a deep copy would drop it: random.Random pickles its state only)
+    for _ in range(3):
+        assert compiled(dice, X64)[3] == 0.25
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 0 and "Random.random is shadowed by an instance attribute" in str(report)
+
+
+def test_shadowing_a_random_method_after_compiling_is_seen():
+    compiled = pyfront.compile(Dice.roll, profile_calls=1)
+    dice = Dice(0)
+    for _ in range(3):
+        compiled(dice, X64)
+    dice.rnd.random = lambda: 0.25
+    assert compiled(dice, X64)[3] == 0.25
+    assert pyfront.explain(compiled).compiled_calls == 2
 
 
 # What runs in the interpreter, and why ------------------------------------------------------------
