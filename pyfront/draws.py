@@ -72,11 +72,10 @@ DRAWS: dict[type, frozenset] = {
 }
 # The generators behind the modules' own functions, named as the code names their draws.
 _MODULE_GENERATORS = ((np.random.random_sample.__self__, "np.random"), (random.random.__self__, "random"))
-
-
 # The parameters of `normal` (Generator's and RandomState's), bound as NumPy binds them.
-_NORMAL = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=Known(default))
-                             for name, default in (("loc", 0.0), ("scale", 1.0), ("size", None))])
+_NORMAL = inspect.Signature([
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=Known(default))
+    for name, default in (("loc", 0.0), ("scale", 1.0), ("size", None))])
 
 
 def is_draw_method(fn: Any) -> bool:
@@ -154,29 +153,30 @@ class DrawMixin:
             raise Unsupported(f"{text}: {e}", node) from None
         params.apply_defaults()
         loc, scale = (_float64(params.arguments[n], f"{text}: {n}") for n in ("loc", "scale"))
-        size = _arguments(text, [params.arguments["size"]], {})[0][0]
+        size = _arguments(text, [], {"size": params.arguments["size"]})[1]["size"]
         shape = np.broadcast_shapes(S.static_shape(loc, text), S.static_shape(scale, text))
         if size is not None:
             size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
             if np.broadcast_shapes(shape, size) != size:
                 raise Unsupported(f"{text}: size {size} does not fit the parameters' shape {shape} (ValueError)",
                                   node)
-        self._guard_scale(params.arguments["scale"], scale, text, node)
+        _guard_scale(params.arguments["scale"], scale, text, node)
         draw_size = size if size is not None else shape if shape else None  # None: one Python float
         z = self._draw(receiver, generator, "standard_normal", [Known(draw_size)], {}, node)
         value = S.ufunc(np.add, loc, S.ufunc(np.multiply, scale, Tensor(z.value, np.ndarray)))
         return S.astype(value, S.FLOAT64, float if draw_size is None else np.ndarray)
 
-    @staticmethod
-    def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:
-        """NumPy raises ValueError for a scale with its sign bit set: only scales > 0 compile."""
-        reason = f"{text}: every scale is > 0 (NumPy raises ValueError for a negative or -0.0 scale; 0 and NaN"
-        if isinstance(given, Known):
-            if not np.all(np.asarray(given.value, np.float64) > 0):
-                raise Unsupported(f"{reason} run in the interpreter)", node)
-            return
-        S.guard(S.reduce_all(S.ufunc(np.greater, scale, Known(0.0)).value), "value",
-                f"{reason} scales run in the interpreter)")
+
+def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:
+    """NumPy raises ValueError for a scale with its sign bit set: only scales > 0 compile (a constant
+    one is checked now, a computed one by a guard)."""
+    reason = f"{text}: every scale is > 0 (NumPy raises ValueError for a negative or -0.0 scale; 0 and NaN"
+    if isinstance(given, Known):
+        if not np.all(np.asarray(given.value, np.float64) > 0):
+            raise Unsupported(f"{reason} run in the interpreter)", node)
+        return
+    S.guard(S.reduce_all(S.ufunc(np.greater, scale, Known(0.0)).value), "value",
+            f"{reason} scales run in the interpreter)")
 
 
 def _is_known(v: Any) -> bool:
