@@ -138,8 +138,9 @@ class DrawMixin:
         if receiver is not None:
             self._state_guard(receiver.path, generator_spec(generator), node)
         index = len(self.draws)
-        self.draws.append(HostDraw(receiver.path if receiver is not None else None, generator, method, values,
-                                   keywords, outcome, self._site(node), text))
+        # (A generator read at call time is not held: the variant would keep the caller's object alive.)
+        source, fixed = (None, generator) if receiver is None else (receiver.path, None)
+        self.draws.append(HostDraw(source, fixed, method, values, keywords, outcome, self._site(node), text))
         result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
         return Tensor(result.result, outcome.pytype)
 
