@@ -6,6 +6,10 @@ local copy that later loads see, and the runtime commits every store only after
 all guards held. `passes/lower_deferred_state.py` turns loads into extra
 function arguments and stores into extra results, with the Python access path
 recorded on the function (`pyfront.state_inputs` / `pyfront.state_outputs`).
+
+A random draw (`pyfront.host_draw`) reads and advances a generator in Python
+state: the runtime makes it on the host before the call, in program order, and
+undoes it when the call deopts (runtime/host_draws.py); lowered, it is an input.
 """
 
 from __future__ import annotations
@@ -95,3 +99,20 @@ LOAD_ITEM, STORE_ITEM = _state_ops(
 
 STATE_LOADS = {d.name: d for d in (LOAD_ATTR, LOAD_GLOBAL, LOAD_CELL, LOAD_ITEM)}
 STATE_STORES = {d.name: d for d in (STORE_ATTR, STORE_GLOBAL, STORE_CELL, STORE_ITEM)}
+
+
+
+def _tensor_result(v: OpView) -> str | None:
+    return None if is_tensor(v.result.type) else "result must be a tensor"
+
+
+HOST_DRAW = register(OpDef(
+    "pyfront.host_draw",
+    "A random draw made on the host just before the call, in program order; its value is an input of the call.",
+    attrs=(
+        Attr("index", "int", "the draw's position among the call's draws (program order)"),
+        Attr("draw", "str", "what the code calls, e.g. np.random.rand (for people reading the IR)"),
+    ),
+    results=("value",),
+    check=_tensor_result,
+))

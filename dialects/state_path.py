@@ -10,6 +10,8 @@ the IR (`pyfront.inputs` / `pyfront.outputs` on a lowered function):
     arg1['h']       item 'h' of the second argument (a dict)
     return0         the function's first returned leaf (outputs only)
     guards          the guard flags (outputs only)
+    draw:2          the third random draw of the call, made on the host
+                    before it (inputs only; runtime/host_draws.py)
 
 The runtime resolves paths against the call (`resolve`) and commits stores
 (`assign`).
@@ -27,7 +29,7 @@ _STEP = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*)|\[((?:'[^']*')|(?:\"[^\"]*\")|(?
 
 @dataclass(frozen=True)
 class Path:
-    root: str  # "arg<i>", "global:<name>", "cell:<name>", "return<i>" or "guards"
+    root: str  # "arg<i>", "global:<name>", "cell:<name>", "return<i>", "guards" or "draw:<k>"
     steps: tuple[tuple[str, Any], ...] = ()  # ("attr", name) | ("item", key)
 
     def attr(self, name: str) -> Path:
@@ -44,7 +46,7 @@ class Path:
 
     @staticmethod
     def parse(text: str) -> Path:
-        m = re.match(r"(arg\d+|return\d+|guards|global:[A-Za-z_]\w*|cell:[A-Za-z_]\w*)", text)
+        m = re.match(r"(arg\d+|return\d+|guards|draw:\d+|global:[A-Za-z_]\w*|cell:[A-Za-z_]\w*)", text)
         if not m:
             raise ValueError(f"bad access path {text!r}")
         pos, steps = m.end(), []
@@ -59,3 +61,16 @@ class Path:
     @property
     def arg_index(self) -> int | None:
         return int(self.root[3:]) if self.root.startswith("arg") else None
+
+
+DRAW = "draw:"
+
+
+def draw_path(index: int) -> str:
+    """The input path of a call's random draw number `index` (in program order)."""
+    return f"{DRAW}{index}"
+
+
+def draw_index(path: str) -> int | None:
+    """The draw number of a `draw:<k>` input path, None for any other path."""
+    return int(path[len(DRAW):]) if path.startswith(DRAW) else None

@@ -176,3 +176,24 @@ func.func @last_store_wins(%x: tensor<4xf32>) -> tensor<4xf32> {
   "pyfront.store_global"(%b) {name = "v"} : (tensor<4xf32>) -> ()
   return %x : tensor<4xf32>
 }
+
+// -----
+
+/// A random draw made on the host before the call becomes an argument with
+/// path `draw:<index>`, one per draw even when two draw alike (each advances
+/// the generator), after the inputs that state reads add before it.
+
+// CHECK-LABEL: func.func @host_draws
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf64>, %[[W:.*]]: tensor<4xf64>, %[[D0:.*]]: tensor<4xf64>, %[[D1:.*]]: tensor<4xf64>)
+// CHECK-SAME:    pyfront.inputs = ["arg1", "arg0.W", "draw:0", "draw:1"]
+// CHECK-NOT:     pyfront.host_draw
+// CHECK:         %[[A:.*]] = "pyfront.add"(%[[D0]], %[[D1]])
+// CHECK:         "pyfront.multiply"(%[[A]], %[[W]])
+func.func @host_draws(%self: !pyfront.object, %x: tensor<4xf64>) -> tensor<4xf64> {
+  %w = "pyfront.load_attr"(%self) {name = "W"} : (!pyfront.object) -> tensor<4xf64>
+  %d0 = "pyfront.host_draw"() {index = 0 : i64, draw = "np.random.rand"} : () -> tensor<4xf64>
+  %d1 = "pyfront.host_draw"() {index = 1 : i64, draw = "np.random.rand"} : () -> tensor<4xf64>
+  %a = "pyfront.add"(%d0, %d1) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %y = "pyfront.multiply"(%a, %w) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  return %y : tensor<4xf64>
+}

@@ -10,12 +10,15 @@ function arguments or other state loads. Guarantees:
 - the last value written to each path becomes a new function result, recorded
   in `pyfront.outputs` as `store:<path>`; the runtime commits these only when
   every guard held (all-or-nothing);
+- a random draw (`pyfront.host_draw`, made on the host before the call)
+  becomes a new function argument with path `draw:<index>`;
 - `!pyfront.object` arguments and all state ops are removed.
 """
 
 from __future__ import annotations
 
 from pyfront.dialects.core import (
+    HOST_DRAW,
     LOAD_ATTR,
     LOAD_CELL,
     LOAD_GLOBAL,
@@ -26,7 +29,7 @@ from pyfront.dialects.core import (
     STORE_GLOBAL,
 )
 from pyfront.dialects.mlir import ir
-from pyfront.dialects.state_path import Path
+from pyfront.dialects.state_path import Path, draw_path
 from pyfront.dialects.types import is_object
 from pyfront.passes.funcs import (
     INPUTS,
@@ -104,6 +107,11 @@ def _lower_function(fn) -> None:
             value = op.operands[-1]
             local[path] = value
             stored[path] = value
+            dead.append(op)
+        elif name == HOST_DRAW.name:
+            result = op.results[0]
+            new_inputs.append((draw_path(HOST_DRAW.view(op).index), result.type))
+            result.replace_all_uses_with(block.add_argument(result.type, op.location))
             dead.append(op)
     for op in reversed(dead):
         op.erase()

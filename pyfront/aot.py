@@ -11,7 +11,8 @@ An artifact runs without Python source, so it cannot honour what the JIT
 checks or does in Python at call time; export refuses, naming the cause:
 reads of Python state at call time (attributes, globals, closure cells, and
 globals compiled as data constants), deferred stores, deferred prints, views
-replayed on the host, and object arguments. Globals that name modules,
+replayed on the host, random draws (the JIT draws them on the host from the
+Python generator: runtime/host_draws.py), and object arguments. Globals that name modules,
 functions, classes or ufuncs (`np`, `np.tanh`, a helper) are part of the code
 and are fixed at export.
 
@@ -194,6 +195,10 @@ def _lower(fn, args: tuple, relaxed: dict):
         graph = generate(fn, args, {}, None, relaxed)
     except Unsupported as e:
         raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
+    for d in graph.draws:
+        raise ExportError(f"cannot export {fn.__qualname__}: {d.site}: it draws random numbers ({d.text}), "
+                          "which the JIT draws on the host from the Python generator; an artifact has none: "
+                          "draw them before the call and pass them as an argument")
     for g in graph.identity_guards:
         # Code objects and (immutable) default values are part of the functions exported.
         if g.expected is not MISSING and not _is_code(g.expected) and g.name != "__defaults__":

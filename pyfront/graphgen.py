@@ -40,12 +40,14 @@ from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.constructs import construct, symbol
+from pyfront.draws import DrawMixin, is_draw_method
 from pyfront.errors import BranchTypeConflict, Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
 from pyfront.guards import MISSING, IdentityGuard, StateGuard, container_type
 from pyfront.loops import LoopMixin
+from pyfront.runtime.host_draws import is_generator
 from pyfront.source import live_def
 from pyfront.specialize import (
     ArraySpec,
@@ -101,6 +103,7 @@ class Graph:
     effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
+    draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
 
 
 @dataclass
@@ -130,8 +133,8 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, SurveyMixin,
-                     ast.NodeVisitor):
+class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
+                     SurveyMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module (with `survey`: lists
     every construct that keeps it from compiling instead, survey.py)."""
 
@@ -174,6 +177,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         self.commits: list[tuple[str, Any]] = []
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, str] = {}
+        self.draws: list = []  # HostDraws in program order (draws.py)
         self._init_buffers()
         self._init_survey(survey)
 
@@ -223,7 +227,7 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             )
             verify_module(module)
         return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects,
-                     mutations=self.mutation_commits)
+                     mutations=self.mutation_commits, draws=self.draws)
 
     def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
         if isinstance(spec, ArraySpec):
@@ -248,7 +252,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             return Seq(tuple(self._arg_value(s, values, path.item(i), e)
                              for i, (s, e) in enumerate(zip(spec.items, example))), spec.kind, path)
         if isinstance(spec, ObjectSpec):
-            self._check_plain_object(example)
+            if not is_generator(example):  # a generator is only drawn from (draws.py)
+                self._check_plain_object(example)
             return Obj(next(values), example, path)
         return Known(spec.value)
 
@@ -611,6 +616,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         if name in DICT_METHODS and _is_dict(base):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
+            if is_generator(base.example):
+                return self._generator_method(base, name, node)
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
             value = base.value
@@ -790,6 +797,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
                 return DictView(callee.receiver, callee.name)
             if isinstance(callee.receiver, Seq):
                 return self._list_method(callee.receiver, callee.name, args, kwargs, node)
+            if isinstance(callee.receiver, Obj) and is_generator(callee.receiver.example):
+                return self._draw(callee.receiver, callee.receiver.example, callee.name, args, kwargs, node)
             if callee.function is not None:
                 return self._inline(callee.function, [callee.receiver] + args, kwargs, node)
             handler = numpy_api.METHODS[callee.name]
@@ -807,6 +816,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             return self._isinstance(args[0], args[1], node)
         if isinstance(fn, grad_function_type()):
             return self._grad_call(fn, args, kwargs, node)
+        if is_draw_method(fn):
+            return self._draw_method(fn, args, kwargs, node)
         if self._is_grad_transform(fn) and all(isinstance(a, Known) for a in args + list(kwargs.values())):
             return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function

@@ -26,8 +26,9 @@ import numpy as np
 
 from pyfront.dialects.state_path import Path
 from pyfront.layout import c_ordered
-from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
-                                ScalarSpec, Spec)
+from pyfront.runtime.host_draws import bit_generator_type
+from pyfront.specialize import (ArraySpec, ConstSpec, GeneratorSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec,
+                                OwnAttrSpec, ScalarSpec, Spec)
 
 MISSING = object()
 
@@ -88,6 +89,8 @@ class StateGuard:
             return has_plain_attr(value, s.name) is s.present
         if isinstance(s, OwnAttrSpec):
             return (s.name in getattr(value, "__dict__", {})) is s.present
+        if isinstance(s, GeneratorSpec):
+            return type(value) is s.type and bit_generator_type(value) is s.bit_generator
         return False
 
     def describe(self) -> str:
@@ -104,6 +107,9 @@ class StateGuard:
             return f"hasattr({self.path}, {s.name!r}) is {s.present}"
         if isinstance(s, OwnAttrSpec):
             return f"{self.path} has {'an' if s.present else 'no'} instance attribute {s.name!r}"
+        if isinstance(s, GeneratorSpec):
+            bits = f" on {s.bit_generator.__name__}" if s.bit_generator is not None else ""
+            return f"{self.path} is a {s.type.__name__}{bits}"
         return f"{self.path} is {s.value!r}"[:100]
 
 

@@ -12,11 +12,11 @@ a model written with them works without compiling. Two kinds:
   compiler inlines like any helper and the tape differentiates through the
   NumPy operations they use.
 
-`dropout` draws its mask from a `np.random.Generator` the caller passes in.
-Compiled code never draws random numbers: a call that would draw runs in the
-interpreter (`pyfront.explain` says so), so the stream of numbers is always
-the interpreter's. Nothing here mutates its arguments: `batch_norm` returns
-the updated running statistics instead of writing them.
+`dropout` (a composite too) draws its mask from a `np.random.Generator` the
+caller passes in; compiled, the draw is made on the host before the call with
+that very generator (runtime/host_draws.py), so the stream of numbers is the
+interpreter's. Nothing here mutates its arguments: `batch_norm` returns the
+updated running statistics instead of writing them.
 
 Layouts: images NCHW, convolution weights OIHW. Arguments are validated as
 the primitives' rules require and violations raise ValueError/TypeError.
@@ -208,8 +208,9 @@ def dropout(x, rate, rng, training=True):
 
     The mask is `rng.random(x.shape) >= rate`, drawn from the `np.random.Generator`
     `rng` (which advances). With `training` false or `rate == 0` it returns `x`
-    itself and draws nothing. A call that draws never runs compiled: it runs in
-    the interpreter, so compiled and interpreted runs see the same numbers.
+    itself and draws nothing. Compiled (with `rate` and `training` compile-time
+    values), the mask is drawn on the host just before the call, from `rng`
+    itself: compiled and interpreted runs see the same numbers.
     """
     if not training or rate == 0:
         return x

@@ -263,6 +263,13 @@ def _full_like(a, fill_value, dtype=Known(None)):
     return S.full(t.shape, known(fill_value, "fill_value"), np.dtype(dt) if dt is not None else t.dtype)
 
 
+@implements(np.shape)
+def _shape_of(a):
+    if isinstance(a, Known):
+        return S.fold(np.shape, a.value)
+    return Known(S.static_shape(S.to_tensor(a), "np.shape"))
+
+
 # Array attributes that are compile-time facts, and those that compute.
 ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
     "shape": lambda t: Known(S.static_shape(t, "x.shape")),
@@ -361,16 +368,6 @@ def _embedding(table, indices):
             S.guard(S.reduce_all(in_range.value), "value",
                     f"pyfront.nn.embedding: indices in [-{rows}, {rows}) (IndexError otherwise)")
     return _nn_primitive("embedding", [t, i])
-
-
-@implements(nn.dropout)
-def _dropout(x, rate, rng, training=Known(True)):
-    off = isinstance(training, Known) and not training.value
-    no_rate = isinstance(rate, Known) and type(rate.value) in (int, float) and rate.value == 0
-    if off or no_rate:
-        return x  # nothing is drawn: the interpreter returns x itself
-    raise Unsupported("pyfront.nn.dropout draws its mask from a NumPy Generator, which compiled code does "
-                      "not do (the call runs in the interpreter, with the interpreter's random numbers)")
 
 
 # Composites of the primitives above: each is exact because it performs the

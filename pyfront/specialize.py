@@ -80,7 +80,17 @@ class OwnAttrSpec:
     present: bool
 
 
-Spec = ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec | OwnAttrSpec
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """A random generator of exactly `type`, drawing with a bit generator of `bit_generator`
+    (None for `random.Random`): what a variant's host draws assume (runtime/host_draws.py)."""
+
+    type: type
+    bit_generator: type | None
+
+
+Spec = (ArraySpec | ScalarSpec | ConstSpec | SeqSpec | ObjectSpec | LengthSpec | KeysSpec | HasAttrSpec | OwnAttrSpec
+        | GeneratorSpec)
 
 
 class CompileTimeConstant:

@@ -36,6 +36,8 @@ from pyfront.layout import REASON as LAYOUT_REASON
 from pyfront.layout import c_ordered
 from pyfront.grad_calls import grad_function_type
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard, container_type, has_plain_attr
+from pyfront.draws import generator_spec
+from pyfront.runtime.host_draws import is_generator
 from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
                                 ScalarSpec, is_constant)
 from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
@@ -206,6 +208,9 @@ class StateMixin:
         if not is_constant(value) and not isinstance(value, np.generic):
             # Read at call time through the compiled function's own globals and cells.
             root = self._root_path(kind, container, name)
+            if root is None and is_generator(value):  # drawn from as the constant it is (draws.py)
+                self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
+                return Known(value)
             if root is None:
                 raise Unsupported(f"{path} (of another module or function) holds an array or object; "
                                   "reading it at call time is not supported yet", node)
@@ -218,11 +223,14 @@ class StateMixin:
             op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
             t = op.build([], [tensor_type(value.shape, value.dtype)], name=name, ip=self._state_ip()).result
             return self._input_array(Tensor(t, np.ndarray, source=path), value)
+        op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
+        if is_generator(value):  # read at call time: another generator bound there needs no recompilation
+            self._state_guard(path, generator_spec(value), node)
+            return Obj(op.build([], [object_type()], name=name, ip=self._state_ip()).result, value, path)
         self._guard(IdentityGuard(kind, container, name, value, self._site(node)))
         if is_constant(value) or isinstance(value, np.generic):
             return Known(value, self._root_path(kind, container, name))
         self._check_plain_object(value)
-        op = core.LOAD_GLOBAL if kind == "item" else core.LOAD_CELL
         return Obj(op.build([], [object_type()], name=name, ip=self._state_ip()).result, value, path)
 
     def _object_attr(self, obj: Obj, name: str, node: ast.AST) -> Any:
@@ -314,6 +322,9 @@ class StateMixin:
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)
+        if is_generator(value):
+            self._state_guard(path, generator_spec(value), node)
+            return Obj(load.build([obj.value], [object_type()], ip=self._state_ip(), **attrs).result, value, path)
         self._check_plain_object(value)
         self._state_guard(path, ObjectSpec(type(value)), node)
         return Obj(load.build([obj.value], [object_type()], ip=self._state_ip(), **attrs).result, value, path)

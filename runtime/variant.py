@@ -1,10 +1,11 @@
 """One compiled variant of a function, and the steps of a compiled call.
 
 A call through a variant (JANUS Figure 2): check the entry guards on the host,
-read the state inputs at call time, invoke the IREE function, check the
-in-graph guard flags, and only then commit deferred stores and build the
-result. Any failed check returns a `Deopt` before anything was mutated, so the
-caller can re-run the call in the interpreter from its start.
+read the state inputs at call time, make the call's random draws on the host
+(runtime/host_draws.py), invoke the IREE function, check the in-graph guard
+flags, and only then commit deferred stores and build the result. Any failed
+check returns a `Deopt` before anything was mutated (the draws undone), so
+the caller can re-run the call in the interpreter from its start.
 
 What each output of the IREE function becomes (`_modes`, see
 iree_backend's docstring): arrays that a deferred store commits to Python
@@ -31,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pyfront.dialects.state_path import Path
+from pyfront.dialects.state_path import Path, draw_index
+from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
 
@@ -59,6 +61,7 @@ class Pending:
     printed: list  # (values, print keyword arguments) per print, in order
     stores: list  # (path, value) per deferred store, in commit order
     written: list = field(default_factory=list)  # (path, new contents) per input array written into
+    drawn: list = field(default_factory=list)  # (generator, its state after the call's draws), undone since
 
 
 @dataclass
@@ -95,10 +98,13 @@ class Variant:
     fp_checks_per_op: bool = False  # guard-fp-events checked each op exactly (not deferred)
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
+    draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
     _inputs: list = field(default_factory=list, repr=False)
+    _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
+    _host_draws: HostDraws | None = field(default=None, repr=False)
     _state_checks: list = field(default_factory=list, repr=False)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
@@ -114,7 +120,11 @@ class Variant:
 
     def __post_init__(self) -> None:
         fn = self.fn
-        self._inputs = [make_resolver(Path.parse(p), fn) for p in self.input_paths]
+        self._draw_inputs = [(i, draw_index(p)) for i, p in enumerate(self.input_paths) if draw_index(p) is not None]
+        drawn_inputs = {i for i, _ in self._draw_inputs}
+        self._inputs = [_drawn_later if i in drawn_inputs else make_resolver(Path.parse(p), fn)
+                        for i, p in enumerate(self.input_paths)]
+        self._host_draws = HostDraws(self.draws, fn)
         self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
@@ -191,7 +201,7 @@ class Variant:
 
     @property
     def input_resolvers(self) -> list:
-        """Per input path, a function from the call's arguments to its value."""
+        """Per input path, a function from the call's arguments to its value (None for a draw's path)."""
         return self._inputs
 
     def resolver(self, path: str | Path) -> Callable[[tuple], Any]:
@@ -205,14 +215,32 @@ class Variant:
     def run(self, args: tuple, entry_checked: bool = False, commit: bool = True) -> Any:
         """Run the call; `entry_checked`: the caller has just seen `entry_failure(args)` be None.
 
-        `commit=False`: print and store nothing, return a `Pending` (or a `Deopt`).
+        `commit=False`: print and store nothing, return a `Pending` (or a `Deopt`). Either way
+        the call's random draws are undone, so the interpreter, running the call next, makes them.
         """
         if not entry_checked:
             failure = self.entry_failure(args)
             if failure is not None:
                 return failure
         try:
+            drawn = self._host_draws.take(args)
+        except DrawFailed as e:
+            return Deopt("state", e.draw.site, e.reason)
+        try:
+            outcome = self._run_drawn(args, drawn, commit)
+        except BaseException:
+            drawn.restore()  # (an interrupt: the call did not happen)
+            raise
+        if isinstance(outcome, (Deopt, Pending)):
+            drawn.restore()
+        return outcome
+
+    def _run_drawn(self, args: tuple, drawn: Drawn, commit: bool) -> Any:
+        """`run` once the call's random draws are made (`drawn`)."""
+        try:
             inputs = [resolve(args) for resolve in self._inputs]
+            for i, k in self._draw_inputs:
+                inputs[i] = drawn.values[k]
             for info, g in self.hoisted_guards:  # in-graph guards moved to the host: the same deopt
                 if not g.holds_for(inputs):
                     info.failures += 1
@@ -250,7 +278,7 @@ class Variant:
             stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
             # The printed values as they are now: the interpreter, run next, may write into them.
             return Pending(result, copy.deepcopy(printed), stores,
-                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)])
+                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)], drawn.states_after())
         for values, options in printed:
             print(*values, **options)
         for array, contents in written:
@@ -270,6 +298,11 @@ class Variant:
         lines += [f"{g.site}: {g.describe()}" for g in self.state_guards]
         lines += [f"{g.site}: [{g.kind}] {g.reason} ({g.where}, failed {g.failures}x)" for g in self.graph_guards]
         return lines
+
+
+def _drawn_later(args: tuple) -> None:
+    """The resolver of a random draw's input: the call's draw gives the value (Variant.run)."""
+    return None
 
 
 def _take(spare: list):

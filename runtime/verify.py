@@ -7,23 +7,25 @@ every new variant (and, on request, every Nth call: `Config.verify`) is
 
 1. the variant runs without committing anything (`Variant.run(commit=False)`):
    its result, the lines it would print and the values it would store are
-   built, nothing is printed or stored; a failed guard deopts as usual;
+   built, nothing is printed or stored, and its random draws are undone (the
+   generators' states after them kept); a failed guard deopts as usual;
 2. the values at the variant's state input paths are copied (`copy.deepcopy`);
 3. the original function runs in the interpreter, on the real arguments and
    state, with stdout passed through and recorded: this is the call the caller
    gets, so prints, state writes, random draws and warnings happen exactly once;
 4. `difference` compares the compiled result with the interpreter's, the
    compiled prints with the recorded output, every stored path with its value
-   after the interpreter ran, and every other state input path with its copy
+   after the interpreter ran, every other state input path with its copy
    from before (the interpreter must not have changed what the variant reads
-   but does not write).
+   but does not write), and every generator the variant drew from with the
+   state its draws left it in (runtime/host_draws.py).
 
 `difference` is the comparison of the differential tests (tests/differential.py
 imports it): Python type, dtype, shape, values (floats to a few ulps, float32
 to 1e-5 relative since IREE's float32 transcendentals differ from libm by up to
 ~30 ulp; NaNs equal; the sign of a zero exactly), recursively through tuples,
-lists, dicts and objects' `__dict__`. It returns a description of the first
-difference, or None.
+lists, dicts and objects' `__dict__`; random generators by their state. It
+returns a description of the first difference, or None.
 
 What it guarantees: the caller of a verified call always gets the
 interpreter's outcome (value or exception); a disagreement is reported in the
@@ -46,6 +48,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pyfront.dialects.state_path import draw_index
+from pyfront.runtime.host_draws import is_generator, snapshot
 
 # float32 transcendentals in IREE (e.g. atan2) differ from libm by up to ~30 ulp.
 RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
@@ -85,6 +90,8 @@ def difference(expected: Any, got: Any, where: str = "result") -> str | None:
             if d:
                 return d
         return None
+    if is_generator(expected):
+        return difference(snapshot(expected), snapshot(got), f"{where} (the generator's state)")
     if hasattr(expected, "__dict__") and not isinstance(expected, type):
         return difference(vars(expected), vars(got), f"{where}.__dict__")
     try:
@@ -150,7 +157,7 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
     # The arrays the call writes into, as the call starts (a later store may rebind their paths).
     written = [variant.resolver(p)(args) for p, _ in pending.written]
     for path, resolve in zip(variant.input_paths, variant.input_resolvers):
-        if path not in stored:
+        if path not in stored and draw_index(path) is None:
             try:
                 value = resolve(args)
                 if any(np.may_share_memory(value, w) for w in written):
@@ -188,6 +195,10 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
         d = difference(now, value, f"state {path}")
         if d:
             return d
+    for generator, state in pending.drawn:
+        d = difference(snapshot(generator), state, "a random generator's state after the call")
+        if d:
+            return f"{d}: the compiled call drew differently from the interpreter"
     return None
 
 
