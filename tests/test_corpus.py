@@ -128,3 +128,24 @@ def test_adam_trained_mlp():
         assert optimizer.iter == plain_optimizer.iter and type(optimizer.iter) is int
     assert_mostly_compiled(step)
     assert pyfront.explain(step).compilations <= 3
+
+
+def test_lstm_script():
+    compiled_side, plain_side = load("lstm_scripts", "corpus_lstm_compiled"), load("lstm_scripts", "corpus_lstm")
+    step = pyfront.compile(compiled_side.train_step)
+    data, n, size = plain_side.data, plain_side.T_steps, plain_side.H_size
+    h_compiled = h_plain = C_compiled = C_plain = np.zeros((size, 1))
+    p = 0
+    for i in range(30):
+        if p + n + 1 >= len(data):
+            p, h_compiled, h_plain, C_compiled, C_plain = 0, *(np.zeros((size, 1)) for _ in range(4))
+        inputs = [plain_side.char_to_idx[ch] for ch in data[p:p + n]]
+        targets = [plain_side.char_to_idx[ch] for ch in data[p + 1:p + n + 1]]
+        loss, h_compiled, C_compiled = step(inputs, targets, h_compiled, C_compiled)
+        expected, h_plain, C_plain = plain_side.train_step(inputs, targets, h_plain, C_plain)
+        assert_same(expected, loss, f"step {i} loss")
+        assert_same((h_plain, C_plain), (h_compiled, C_compiled), f"step {i} hidden and cell states")
+        for name in ("W_f", "W_i", "W_C", "W_o", "W_v", "b_f", "b_v", "mW_f", "mb_v"):
+            assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
+        p += n
+    assert_mostly_compiled(step)
