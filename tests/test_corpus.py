@@ -149,3 +149,20 @@ def test_lstm_script():
             assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
         p += n
     assert_mostly_compiled(step)
+
+
+def test_gan_from_scratch():
+    m = load("gan_numpy", "corpus_gan")
+    rng = np.random.default_rng(9)
+    G, D = m.Generator(4, 16, 2, rng), m.Discriminator(2, 16, rng)
+    plain_G, plain_D = copy.deepcopy(G), copy.deepcopy(D)
+    step = pyfront.compile(m.train_step)
+    for i in range(30):
+        x_real = rng.normal(size=(32, 2)) * 0.5 + np.array([2.0, -1.0])
+        z = rng.normal(size=(32, 4))  # the noise, drawn by the caller
+        losses = step(G, D, x_real, z, 0.05)
+        assert_same(m.train_step(plain_G, plain_D, x_real, z, 0.05), losses, f"step {i} losses")
+        assert_same(plain_G.__dict__, G.__dict__, f"step {i} generator")
+        assert_same(plain_D.__dict__, D.__dict__, f"step {i} discriminator")
+        assert G.params[0] is G.W1 and G.z is z  # still shared, updated in place; the input cached
+    assert_mostly_compiled(step)
