@@ -166,3 +166,42 @@ def test_gan_from_scratch():
         assert_same(plain_D.__dict__, D.__dict__, f"step {i} discriminator")
         assert G.params[0] is G.W1 and G.z is z  # still shared, updated in place; the input cached
     assert_mostly_compiled(step)
+
+
+TREEBANK = ["(3 (2 the) (4 (3 good) (2 film)))", "(1 (1 (2 a) (0 dull)) (2 plot))",
+            "(4 (4 (3 good) (4 fun)) (2 (2 the) (2 film)))", "(0 (1 not) (0 (1 (1 very) (3 good)) (2 plot)))",
+            "(2 (2 a) (2 film))", "(3 (3 (3 (2 the) (3 fun)) (2 plot)) (2 film))"]
+
+
+def tree_nodes(node):
+    """The nodes of a `tree_net.Node` tree, in preorder."""
+    yield node
+    if not node.isLeaf:
+        yield from tree_nodes(node.left)
+        yield from tree_nodes(node.right)
+
+
+def assert_same_trees(plain_trees, trees, plain_rnn, rnn, where: str) -> None:
+    """The activations stored on the nodes agree; a leaf's is a view of its model's L in both."""
+    for plain_tree, tree in zip(plain_trees, trees):
+        for plain, node in zip(tree_nodes(plain_tree.root), tree_nodes(tree.root)):
+            assert_same((plain.hActs, plain.probs), (node.hActs, node.probs), f"{where} node activations")
+            if node.isLeaf and node.hActs is not None:
+                assert (plain.hActs.base is plain_rnn.L) == (node.hActs.base is rnn.L), where
+
+
+def test_recursive_net_over_trees():
+    m = load("tree_net", "corpus_tree_net")
+    vocab = {}
+    trees = [m.Tree(s, vocab) for s in TREEBANK]
+    rnn = m.RNN(6, 5, len(vocab), np.random.default_rng(5))
+    plain_rnn, plain_trees = copy.deepcopy((rnn, trees))
+    step = pyfront.compile(m.train_step)
+    for i in range(30):
+        batch = slice(2 * (i % 3), 2 * (i % 3) + 2)  # three fixed minibatches: three tree shapes
+        cost = step(rnn, trees[batch], 0.1)
+        assert_same(m.train_step(plain_rnn, plain_trees[batch], 0.1), cost, f"step {i} cost")
+        assert_same(plain_rnn.__dict__, rnn.__dict__, f"step {i} model")
+        assert_same_trees(plain_trees, trees, plain_rnn, rnn, f"step {i}")
+        assert rnn.stack[0] is rnn.L  # still shared, updated in place
+    assert_mostly_compiled(step)
