@@ -212,7 +212,7 @@ def _lower(fn, args: tuple, relaxed: dict):
             f"({g.describe()}): pass it as an argument"
         )
     if graph.effects:
-        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints (an artifact has no stdout)")
+        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints or warns (an artifact issues neither)")
     if graph.commits:
         paths = ", ".join(p for p, _ in graph.commits)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")

@@ -23,6 +23,7 @@ import builtins
 import inspect
 import operator
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ from pyfront.specialize import (
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
+from pyfront.warn_calls import WarnMixin
 
 MAX_INLINE_DEPTH = 32
 
@@ -92,7 +94,7 @@ class Graph:
     identity_guards: list[IdentityGuard]
     state_guards: list[StateGuard]
     context: ir.Context
-    effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
+    effects: list = field(default_factory=list)  # deferred prints and warnings: (args tree, options or warning)
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
 
@@ -123,7 +125,8 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, ast.NodeVisitor):
+class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin,
+                     ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module."""
 
     def __init__(self, fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
@@ -142,10 +145,12 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         self.identity_guards: list[IdentityGuard] = []
         self.state_guards: list[StateGuard] = []
         self._guarded: set = set()
-        # Compiled outputs (tensors the call returns or prints) and deferred prints.
+        # Compiled outputs (tensors the call returns or prints); deferred prints and warnings
+        # (print keyword arguments or a DeferredWarning), in program order.
         self.leaves: list[Tensor] = []
-        self.effects: list[tuple[Any, dict]] = []
+        self.effects: list[tuple[Any, Any]] = []
         self.frames: list[_Frame] = []
+        self.call_sites: list[ast.Call] = []  # the call each inlined frame runs for (frames[1:])
         self.node: ast.AST | None = None
         # Loop counters of scf.for loops (id -> trip count): they may index arrays.
         self.loop_counters: dict[int, int] = {}
@@ -716,6 +721,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         fn = callee.value
         if fn is print:
             return self._print(args, kwargs, node)
+        if fn is warnings.warn:
+            return self._warn(args, kwargs, node)
         if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
             return self._ufunc_at(fn.__self__, args, kwargs, node)
         if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
@@ -793,10 +800,12 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             raise Unsupported(f"{fn.__qualname__} is a generator or coroutine", node)
         callee_node = live_def(fn)
         saved = self.node
+        self.call_sites.append(node)
         try:
             with deep_ast.room_for(callee_node, fn.__code__.co_filename):
                 return self._call_function(fn, callee_node, args, kwargs)
         finally:
+            self.call_sites.pop()
             self.node = saved
 
     def _profiled_outcomes(self, test: ast.expr) -> Any:
