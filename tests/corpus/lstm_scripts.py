@@ -2,8 +2,8 @@
 LSTMs derived from the min-char-rnn gist: module-level weights, gates computed from the stacked
 [h_prev; x] column, per-step caches in dicts keyed by t, a backward pass accumulating
 `dW_f += np.dot(...)` with dh_next/dC_next, clipping with out=, and Adagrad over zipped lists of
-parameters, gradients and memories. (Older scripts stack with np.row_stack, which NumPy 2
-deprecates as an alias of np.vstack.)"""
+parameters, gradients and memories. The stacking is np.row_stack, as those scripts wrote it
+before NumPy 2 deprecated the alias (it now warns on every call)."""
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def dtanh(y):
 
 
 def forward(x, h_prev, C_prev):
-    z = np.vstack((h_prev, x))
+    z = np.row_stack((h_prev, x))
     f = sigmoid(np.dot(W_f, z) + b_f)
     i = sigmoid(np.dot(W_i, z) + b_i)
     C_bar = tanh(np.dot(W_C, z) + b_C)
