@@ -45,12 +45,22 @@ class DeferredWarning:
         """Whether the first filter that matches (as `warn_explicit` searches them) says "error"."""
         module = self.module
         for action, message, category, module_pattern, lineno in warnings.filters:
-            if ((message is None or message.match(self.message)) and issubclass(self.category, category)
-                    and (module_pattern is None or module_pattern.match(module))
-                    and lineno in (0, self.lineno)):
+            if (_matches(message, self.message) and issubclass(self.category, category)
+                    and _matches(module_pattern, module) and lineno in (0, self.lineno)):
                 return action == "error"
         return warnings.defaultaction == "error"
 
     def issue(self) -> None:
         registry = self.module_globals.setdefault("__warningregistry__", {})
         warnings.warn_explicit(self.message, self.category, self.filename, self.lineno, self.module, registry)
+
+
+def _matches(pattern, text: str) -> bool:
+    """A filter's message or module pattern against `text`, as CPython's check_matched: None matches
+    everything, a str (the interpreter's own default filters hold '__main__') only itself, a
+    compiled regex where it matches at the start."""
+    if pattern is None:
+        return True
+    if type(pattern) is str:
+        return pattern == text
+    return bool(pattern.match(text))

@@ -119,6 +119,18 @@ def test_default_action_shows_a_warning_once_per_line_as_the_interpreter():
     assert pyfront.explain(compiled).compiled_calls == 2
 
 
+def test_the_interpreters_own_filters_match_as_in_cpython():
+    w, g = np.zeros(2), np.ones(2)
+    compiled = pyfront.compile(sgd, profile_calls=1)
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        # CPython's built-in filters name the module by a plain str ('__main__'), not a regex.
+        warnings.filters.insert(0, ("error", None, DeprecationWarning, "__main__", 0))
+        for _ in range(3):
+            compiled(w, g, 0.5)
+    assert len(caught) == 9 and pyfront.explain(compiled).compiled_calls == 2
+
+
 class Step:
     def __init__(self):
         self.count = 0
