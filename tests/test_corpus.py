@@ -179,11 +179,6 @@ def test_gan_from_scratch():
     assert_mostly_compiled(step)
 
 
-TREEBANK = ["(3 (2 the) (4 (3 good) (2 film)))", "(1 (1 (2 a) (0 dull)) (2 plot))",
-            "(4 (4 (3 good) (4 fun)) (2 (2 the) (2 film)))", "(0 (1 not) (0 (1 (1 very) (3 good)) (2 plot)))",
-            "(2 (2 a) (2 film))", "(3 (3 (3 (2 the) (3 fun)) (2 plot)) (2 film))"]
-
-
 def tree_nodes(node):
     """The nodes of a `tree_net.Node` tree, in preorder."""
     yield node
@@ -204,7 +199,7 @@ def assert_same_trees(plain_trees, trees, plain_rnn, rnn, where: str) -> None:
 def test_recursive_net_over_trees():
     m = load("tree_net", "corpus_tree_net")
     vocab = {}
-    trees = [m.Tree(s, vocab) for s in TREEBANK]
+    trees = [m.Tree(s, vocab) for s in m.TREEBANK]
     rnn = m.RNN(6, 5, len(vocab), np.random.default_rng(5))
     plain_rnn, plain_trees = copy.deepcopy((rnn, trees))
     step = pyfront.compile(m.train_step)

@@ -6,6 +6,11 @@ accumulating `self.dL[node.word] += deltas`, and SGD over the model's parameter 
 
 import numpy as np
 
+# A toy treebank: sentiment labels 0-4 on every node.
+TREEBANK = ["(3 (2 the) (4 (3 good) (2 film)))", "(1 (1 (2 a) (0 dull)) (2 plot))",
+            "(4 (4 (3 good) (4 fun)) (2 (2 the) (2 film)))", "(0 (1 not) (0 (1 (1 very) (3 good)) (2 plot)))",
+            "(2 (2 a) (2 film))", "(3 (3 (3 (2 the) (3 fun)) (2 plot)) (2 film))"]
+
 
 class Node:
     def __init__(self, label, word=None):
