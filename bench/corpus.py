@@ -82,12 +82,43 @@ def _policy_gradient(m):
     return m.episode_update, lambda i: (epx, eph, epdlogp.copy(), epr)
 
 
+def _lstm(m):
+    n, data = m.T_steps, m.data
+    state = {"h": np.zeros((m.H_size, 1)), "C": np.zeros((m.H_size, 1))}
+
+    def step(inputs, targets):
+        loss, state["h"], state["C"] = m.train_step(inputs, targets, state["h"], state["C"])
+        return loss
+
+    def args(i):
+        p = (i * n) % (len(data) - n - 1)
+        return ([m.char_to_idx[c] for c in data[p:p + n]], [m.char_to_idx[c] for c in data[p + 1:p + n + 1]])
+    return step, args
+
+
+def _gan(m):
+    rng = np.random.default_rng(9)
+    G, D = m.Generator(16, 128, 32, rng), m.Discriminator(32, 128, rng)
+    x_real, z = rng.normal(size=(4, 64, 32)) + 1.0, rng.normal(size=(4, 64, 16))
+    return m.train_step, lambda i: (G, D, x_real[i % 4], z[i % 4], 0.01)
+
+
+def _tree_net(m):
+    vocab = {}
+    trees = [m.Tree(s, vocab) for s in m.TREEBANK]
+    rnn = m.RNN(32, 5, len(vocab), np.random.default_rng(5))
+    return m.train_step, lambda i: (rnn, trees[2 * (i % 3):2 * (i % 3) + 2], 0.05)
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
     "char-RNN (Adagrad)": ("char_rnn", _char_rnn),
     "im2col convolution": ("conv_im2col", _conv),
     "policy-gradient update": ("policy_gradient", _policy_gradient),
+    "LSTM script (Adagrad)": ("lstm_scripts", _lstm),
+    "GAN from scratch": ("gan_numpy", _gan),
+    "recursive net over trees": ("tree_net", _tree_net),
 }
 
 
@@ -110,7 +141,7 @@ def measure(name: str, steps: int, repeats: int, warmup: int) -> dict:
         if label == "pyfront":
             if step.__module__ == module.__name__:
                 step = compiled = pyfront.compile(step)
-            else:  # a wrapper of the scenario's (char_rnn's hidden state): compile what it calls
+            else:  # a wrapper of the scenario's (the RNNs' hidden state): compile what it calls
                 module.train_step = compiled = pyfront.compile(module.train_step)
         for i in range(warmup):
             step(*args(i))

@@ -51,7 +51,7 @@ from pyfront.runtime.aot import (
     manifest_checksum,
 )
 from pyfront.runtime.results import Const, Input, Node, Output, Stored, ViewOf
-from pyfront.specialize import is_constant
+from pyfront.specialize import NUMPY_FUNCTION, is_constant
 
 
 class ExportError(ValueError):
@@ -217,7 +217,7 @@ def _lower(fn, args: tuple, relaxed: dict):
             f"({g.describe()}): pass it as an argument"
         )
     if graph.effects:
-        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints (an artifact has no stdout)")
+        raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints or warns (an artifact issues neither)")
     if graph.commits:
         paths = ", ".join(p for p, _ in graph.commits)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
@@ -242,18 +242,13 @@ def _lower(fn, args: tuple, relaxed: dict):
     return mlir, graph.func_name, inputs, outputs, guards, result
 
 
-# NumPy's array functions (`np.sum`, `np.where`, `np.dot`, ...) are neither
-# Python functions nor builtins: NumPy 2 wraps them in `_ArrayFunctionDispatcher`.
-_NUMPY_FUNCTION = type(np.sum)
-
-
 def _is_code(value: Any) -> bool:
     """Globals fixed at export: modules, functions and their code, classes, ufuncs, NumPy functions,
     dtypes (not data)."""
     from pyfront.api import CompiledFunction
 
     return isinstance(value, (types.ModuleType, types.FunctionType, types.CodeType, types.BuiltinFunctionType,
-                              type, np.ufunc, _NUMPY_FUNCTION, np.dtype, CompiledFunction))
+                              type, np.ufunc, NUMPY_FUNCTION, np.dtype, CompiledFunction))
 
 
 def _result(fn, node: Any) -> dict:

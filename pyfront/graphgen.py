@@ -24,6 +24,7 @@ import copy
 import inspect
 import operator
 import types
+import warnings
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,7 @@ from pyfront.specialize import (
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.survey import SurveyMixin, blockers_of
 from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
+from pyfront.warn_calls import WarnMixin
 
 MAX_INLINE_DEPTH = 32
 MAX_TAIL_DUPLICATION = 3  # statements an `if` may take into both branches (_visit_statement)
@@ -100,7 +102,7 @@ class Graph:
     identity_guards: list[IdentityGuard]
     state_guards: list[StateGuard]
     context: ir.Context
-    effects: list = field(default_factory=list)  # deferred prints: (args tree, keyword arguments)
+    effects: list = field(default_factory=list)  # deferred prints and warnings: (args tree, options or warning)
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
     draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
@@ -133,7 +135,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
+class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
                      SurveyMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module (with `survey`: lists
     every construct that keeps it from compiling instead, survey.py)."""
@@ -154,10 +156,12 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         self.identity_guards: list[IdentityGuard] = []
         self.state_guards: list[StateGuard] = []
         self._guarded: set = set()
-        # Compiled outputs (tensors the call returns or prints) and deferred prints.
+        # Compiled outputs (tensors the call returns or prints); deferred prints and warnings
+        # (print keyword arguments or a DeferredWarning), in program order.
         self.leaves: list[Tensor] = []
-        self.effects: list[tuple[Any, dict]] = []
+        self.effects: list[tuple[Any, Any]] = []
         self.frames: list[_Frame] = []
+        self.call_sites: list[ast.Call] = []  # the call each inlined frame runs for (frames[1:])
         self.node: ast.AST | None = None
         # Loop counters of scf.for loops (id -> trip count): they may index arrays.
         self.loop_counters: dict[int, int] = {}
@@ -810,6 +814,8 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
         fn = callee.value
         if fn is print:
             return self._print(args, kwargs, node)
+        if fn is warnings.warn:
+            return self._warn(args, kwargs, node)
         if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
             return self._ufunc_at(fn.__self__, args, kwargs, node)
         if fn is isinstance and len(args) == 2 and not kwargs and not isinstance(args[0], Known):
@@ -889,10 +895,12 @@ class GraphGenerator(GradMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin,
             raise Unsupported(f"{fn.__qualname__} is a generator or coroutine", node)
         callee_node = live_def(fn)
         saved = self.node
+        self.call_sites.append(node)
         try:
             with deep_ast.room_for(callee_node, fn.__code__.co_filename):
                 return self._call_function(fn, callee_node, args, kwargs)
         finally:
+            self.call_sites.pop()
             self.node = saved
 
     def _profiled_outcomes(self, test: ast.expr) -> Any:

@@ -19,7 +19,7 @@ catches, so they need no test.
 
 from __future__ import annotations
 
-import signal
+import _signal
 import types
 from typing import Any
 
@@ -32,20 +32,29 @@ def _handler_code(handler: Any) -> types.CodeType | None:
 
 
 def _handler_codes() -> set[types.CodeType]:
+    """The code objects of the Python signal handlers installed now.
+
+    Asked for every exception pyfront catches (a variant group's unreadable state paths raise
+    on most calls), so it queries `_signal`, the C module under `signal`: `signal`'s wrappers
+    turn every number and handler into an enum member, 45 times the cost (310 us a query).
+    """
     codes = set()
-    for s in signal.valid_signals():
+    for s in _signal.valid_signals():
         try:
-            code = _handler_code(signal.getsignal(s))
+            handler = _signal.getsignal(s)
         except (ValueError, OSError):  # a signal number this platform cannot query
             continue
+        code = _handler_code(handler) if callable(handler) else None  # not SIG_DFL, SIG_IGN or None
         if code is not None:
             codes.add(code)
     return codes
 
 
-def asynchronous_cause(exc: BaseException) -> BaseException | None:
-    """The exception a signal handler raised, if `exc` is it or was caused while handling it."""
-    codes = None
+def asynchronous_cause(exc: BaseException, codes: set[types.CodeType] | None = None) -> BaseException | None:
+    """The exception a signal handler raised, if `exc` is it or was caused while handling it.
+
+    `codes`: the handlers' code objects (`_handler_codes()`), when the caller has them already.
+    """
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -53,8 +62,8 @@ def asynchronous_cause(exc: BaseException) -> BaseException | None:
         while tb is not None:
             if codes is None:
                 codes = _handler_codes()
-                if not codes:
-                    return None  # no Python handler installed: nothing is asynchronous
+            if not codes:
+                return None  # no Python handler installed: nothing is asynchronous
             if tb.tb_frame.f_code in codes:
                 return exc
             tb = tb.tb_next
@@ -62,11 +71,16 @@ def asynchronous_cause(exc: BaseException) -> BaseException | None:
     return None
 
 
-def reraise_if_asynchronous(exc: BaseException) -> None:
-    """Raise the signal handler's own exception again if `exc` is or wraps one; else return."""
-    cause = asynchronous_cause(exc)
-    if cause is not None:
-        raise_unchained(cause)
+def reraise_if_asynchronous(*excs: BaseException) -> None:
+    """Raise the signal handler's own exception again if one of `excs` is or wraps one; else return.
+
+    Several exceptions (a variant group's unreadable paths) share one query of the handlers.
+    """
+    codes = _handler_codes() if len(excs) > 1 else None
+    for exc in excs:
+        cause = asynchronous_cause(exc, codes)
+        if cause is not None:
+            raise_unchained(cause)
 
 
 def raise_unchained(exc: BaseException) -> None:

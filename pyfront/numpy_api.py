@@ -156,14 +156,32 @@ def _broadcast_to(array, shape):
     return S.broadcast_to(array, _shape(known(shape, "shape")))
 
 
+def _cast_to_join(arrays: Any, dtype: Any, casting: Any, name: str) -> list[Tensor]:
+    """The arrays a joining function (`np.concatenate`, `np.stack`, `np.vstack`, `np.hstack`) joins,
+    cast to the dtype NumPy gives them under its `dtype=` and `casting=` keywords.
+
+    That dtype is NumPy's own answer for one-element arrays of the same dtypes; a combination
+    NumPy refuses (a cast the rule forbids, an unknown rule) runs in the interpreter, which raises.
+    """
+    ts = [S.to_tensor(a) for a in items(arrays)]
+    dt, rule = known(dtype, "dtype"), known(casting, "casting")
+    if dt is None and rule == "same_kind":  # the defaults: the join's own promotion
+        return ts
+    try:
+        joined = np.concatenate([np.zeros(1, t.dtype) for t in ts], dtype=dt, casting=rule).dtype
+    except (TypeError, ValueError) as e:
+        raise Unsupported(f"{name}(dtype={dt!r}, casting={rule!r}): NumPy raises {type(e).__name__}") from None
+    return [S.astype(t, S.check_dtype(joined)) for t in ts]
+
+
 @implements(np.concatenate)
-def _concatenate(arrays, axis=Known(0)):
-    return S.concatenate(items(arrays), known(axis, "axis"))
+def _concatenate(arrays, axis=Known(0), *, dtype=Known(None), casting=Known("same_kind")):
+    return S.concatenate(_cast_to_join(arrays, dtype, casting, "np.concatenate"), known(axis, "axis"))
 
 
 @implements(np.stack)
-def _stack(arrays, axis=Known(0)):
-    return S.stack(items(arrays), known(axis, "axis"))
+def _stack(arrays, axis=Known(0), *, dtype=Known(None), casting=Known("same_kind")):
+    return S.stack(_cast_to_join(arrays, dtype, casting, "np.stack"), known(axis, "axis"))
 
 
 def _astype(a, dtype):
@@ -408,14 +426,14 @@ def _atleast(t: Tensor, ndim: int) -> Tensor:
 
 
 @implements(np.hstack)
-def _hstack(tup):
-    ts = [_atleast(S.to_tensor(v), 1) for v in items(tup)]
+def _hstack(tup, *, dtype=Known(None), casting=Known("same_kind")):
+    ts = [_atleast(t, 1) for t in _cast_to_join(tup, dtype, casting, "np.hstack")]
     return S.concatenate(ts, axis=0 if ts and ts[0].ndim == 1 else 1)
 
 
 @implements(np.vstack)
-def _vstack(tup):
-    return S.concatenate([_atleast(S.to_tensor(v), 2) for v in items(tup)], axis=0)
+def _vstack(tup, *, dtype=Known(None), casting=Known("same_kind")):
+    return S.concatenate([_atleast(t, 2) for t in _cast_to_join(tup, dtype, casting, "np.vstack")], axis=0)
 
 
 @implements(np.dstack)

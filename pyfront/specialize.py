@@ -99,6 +99,11 @@ class CompileTimeConstant:
     __slots__ = ()
 
 
+# NumPy 2's array functions (`np.dot`, `np.vstack`, ...) are neither Python functions nor
+# builtins but `_ArrayFunctionDispatcher`s: `from numpy import dot` binds one to a global.
+NUMPY_FUNCTION = type(np.dot)
+
+
 def is_constant(value: Any) -> bool:
     """Immutable values that compile into the graph as constants."""
     t = type(value)
@@ -106,8 +111,8 @@ def is_constant(value: Any) -> bool:
         return True
     if t is tuple:
         return all(is_constant(v) for v in value)
-    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc, np.dtype,
-                              CompileTimeConstant))
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, np.ufunc,
+                              NUMPY_FUNCTION, np.dtype, CompileTimeConstant))
 
 
 def _fits_int64(value: int) -> bool:

@@ -80,13 +80,15 @@ class VariantGroup:
         self.failed: dict[tuple, str] = {}  # signature -> why compiling for it failed
 
     def signature(self, args: tuple) -> tuple:
-        out = []
+        out, errors = [], []
         for resolve in self._resolvers:
             try:
                 out.append(summary(resolve(args)))
             except Exception as e:  # noqa: BLE001 - the path does not exist for these arguments
-                reraise_if_asynchronous(e)
+                errors.append(e)
                 out.append(_UNREADABLE)
+        # Checked together: another variant's tree shape leaves many paths unreadable on most calls.
+        reraise_if_asynchronous(*errors)
         return tuple(out)
 
     def select(self, args: tuple) -> tuple[Any, Any]:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from pyfront.dialects.state_path import Path, draw_index
+from pyfront.runtime.deferred_warnings import DeferredWarning
 from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
@@ -58,7 +59,7 @@ class Pending:
     """What a call would do, not done (`Variant.run(commit=False)`): for verified calls (runtime/verify.py)."""
 
     result: Any
-    printed: list  # (values, print keyword arguments) per print, in order
+    printed: list  # (values, print keyword arguments or DeferredWarning) per effect, in order
     stores: list  # (path, value) per deferred store, in commit order
     written: list = field(default_factory=list)  # (path, new contents) per input array written into
     drawn: list = field(default_factory=list)  # (generator, its state after the call's draws), undone since
@@ -90,7 +91,8 @@ class Variant:
     pyfront_ir: str
     compile_seconds: float
     cache_hit: bool
-    effects: list = field(default_factory=list)  # deferred prints: (args tree, print keyword arguments)
+    # Deferred prints and warnings, in program order: (args tree, print keyword arguments or DeferredWarning).
+    effects: list = field(default_factory=list)
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
     mutations: list = field(default_factory=list)  # written input arrays: (path, tree of their new contents)
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
@@ -259,6 +261,10 @@ class Variant:
                     g.failures += 1
                 g = failed[0]
                 return Deopt(g.kind, g.site, g.reason)
+        raising = next((w for _, w in self.effects if isinstance(w, DeferredWarning) and w.would_raise()), None)
+        if raising is not None:  # the interpreter raises it mid-call, after the effects before it
+            return Deopt("raise", raising.site, f"the warnings filters turn {raising.category.__name__} "
+                                                f"{raising.message!r} into an exception")
         results = [outputs[i] for i in self._result_index]
 
         def resolve(path: Path) -> Any:
@@ -280,7 +286,10 @@ class Variant:
             return Pending(result, copy.deepcopy(printed), stores,
                            [(p, v) for (p, _), (_, v) in zip(self.mutations, written)], drawn.states_after())
         for values, options in printed:
-            print(*values, **options)
+            if isinstance(options, DeferredWarning):
+                options.issue()
+            else:
+                print(*values, **options)
         for array, contents in written:
             np.copyto(array, contents)
         for committer, value in committed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import pathlib
+import warnings
 
 import numpy as np
 import pyfront
@@ -128,3 +129,85 @@ def test_adam_trained_mlp():
         assert optimizer.iter == plain_optimizer.iter and type(optimizer.iter) is int
     assert_mostly_compiled(step)
     assert pyfront.explain(step).compilations <= 3
+
+
+def recording_warnings(fn, *args):
+    """fn(*args), and the warnings it issued (all of them) as (category, message, file, line)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+
+def test_lstm_script():
+    compiled_side, plain_side = load("lstm_scripts", "corpus_lstm_compiled"), load("lstm_scripts", "corpus_lstm")
+    step = pyfront.compile(compiled_side.train_step)
+    data, n, size = plain_side.data, plain_side.T_steps, plain_side.H_size
+    h_compiled = h_plain = C_compiled = C_plain = np.zeros((size, 1))
+    p = 0
+    for i in range(30):
+        if p + n + 1 >= len(data):
+            p, h_compiled, h_plain, C_compiled, C_plain = 0, *(np.zeros((size, 1)) for _ in range(4))
+        inputs = [plain_side.char_to_idx[ch] for ch in data[p:p + n]]
+        targets = [plain_side.char_to_idx[ch] for ch in data[p + 1:p + n + 1]]
+        (loss, h_compiled, C_compiled), warned = recording_warnings(step, inputs, targets, h_compiled, C_compiled)
+        (expected, h_plain, C_plain), expected_warned = recording_warnings(
+            plain_side.train_step, inputs, targets, h_plain, C_plain)
+        assert warned == expected_warned and len(warned) == n  # np.row_stack's DeprecationWarning, per step
+        assert_same(expected, loss, f"step {i} loss")
+        assert_same((h_plain, C_plain), (h_compiled, C_compiled), f"step {i} hidden and cell states")
+        for name in ("W_f", "W_i", "W_C", "W_o", "W_v", "b_f", "b_v", "mW_f", "mb_v"):
+            assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
+        p += n
+    assert_mostly_compiled(step)
+
+
+def test_gan_from_scratch():
+    m = load("gan_numpy", "corpus_gan")
+    rng = np.random.default_rng(9)
+    G, D = m.Generator(4, 16, 2, rng), m.Discriminator(2, 16, rng)
+    plain_G, plain_D = copy.deepcopy(G), copy.deepcopy(D)
+    step = pyfront.compile(m.train_step)
+    for i in range(30):
+        x_real = rng.normal(size=(32, 2)) * 0.5 + np.array([2.0, -1.0])
+        z = rng.normal(size=(32, 4))  # the noise, drawn by the caller
+        losses = step(G, D, x_real, z, 0.05)
+        assert_same(m.train_step(plain_G, plain_D, x_real, z, 0.05), losses, f"step {i} losses")
+        assert_same(plain_G.__dict__, G.__dict__, f"step {i} generator")
+        assert_same(plain_D.__dict__, D.__dict__, f"step {i} discriminator")
+        assert G.params[0] is G.W1 and G.z is z  # still shared, updated in place; the input cached
+    assert_mostly_compiled(step)
+
+
+def tree_nodes(node):
+    """The nodes of a `tree_net.Node` tree, in preorder."""
+    yield node
+    if not node.isLeaf:
+        yield from tree_nodes(node.left)
+        yield from tree_nodes(node.right)
+
+
+def assert_same_trees(plain_trees, trees, plain_rnn, rnn, where: str) -> None:
+    """The activations stored on the nodes agree; a leaf's is a view of its model's L in both."""
+    for plain_tree, tree in zip(plain_trees, trees):
+        for plain, node in zip(tree_nodes(plain_tree.root), tree_nodes(tree.root)):
+            assert_same((plain.hActs, plain.probs), (node.hActs, node.probs), f"{where} node activations")
+            if node.isLeaf and node.hActs is not None:
+                assert (plain.hActs.base is plain_rnn.L) == (node.hActs.base is rnn.L), where
+
+
+def test_recursive_net_over_trees():
+    m = load("tree_net", "corpus_tree_net")
+    vocab = {}
+    trees = [m.Tree(s, vocab) for s in m.TREEBANK]
+    rnn = m.RNN(6, 5, len(vocab), np.random.default_rng(5))
+    plain_rnn, plain_trees = copy.deepcopy((rnn, trees))
+    step = pyfront.compile(m.train_step)
+    for i in range(30):
+        batch = slice(2 * (i % 3), 2 * (i % 3) + 2)  # three fixed minibatches: three tree shapes
+        cost = step(rnn, trees[batch], 0.1)
+        assert_same(m.train_step(plain_rnn, plain_trees[batch], 0.1), cost, f"step {i} cost")
+        assert_same(plain_rnn.__dict__, rnn.__dict__, f"step {i} model")
+        assert_same_trees(plain_trees, trees, plain_rnn, rnn, f"step {i}")
+        assert rnn.stack[0] is rnn.L  # still shared, updated in place
+    assert_mostly_compiled(step)

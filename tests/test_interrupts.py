@@ -18,6 +18,7 @@ import pytest
 
 import pyfront
 import pyfront.runtime.jit as jit
+from pyfront import interrupts
 
 pytestmark = pytest.mark.iree
 
@@ -114,3 +115,23 @@ def test_compiler_failures_under_a_handler_are_still_compiler_failures(monkeypat
         np.testing.assert_array_equal(compiled(X, W), _affine(X, W))
     (reason,) = pyfront.explain(compiled).interpreter_reasons
     assert "IREE could not compile" in reason
+
+
+def _raised(fail) -> Exception:
+    try:
+        fail()
+    except Exception as e:  # noqa: BLE001 - returned for the test
+        return e
+    raise AssertionError("did not raise")
+
+
+def test_the_handlers_exception_is_found_among_several_with_one_query():
+    # A variant group's signature reads many paths another tree shape leaves unreadable,
+    # and checks their exceptions together (variant_group.VariantGroup.signature).
+    with _watchdog():
+        missing, handlers, none_attr = (_raised(f) for f in (lambda: {}["left"],
+                                                              lambda: _on_alarm(signal.SIGALRM, None),
+                                                              lambda: None.left))
+        interrupts.reraise_if_asynchronous(missing, none_attr)  # ordinary failures: nothing raised
+        with pytest.raises(Watchdog, match="deadline passed"):
+            interrupts.reraise_if_asynchronous(missing, handlers, none_attr)

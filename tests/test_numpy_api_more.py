@@ -150,6 +150,34 @@ def test_numpy_errors_raise_the_same():
         assert report.compiled_calls == 0 and "internal compiler error" not in str(report), str(report)
 
 
+def joins_with_dtype(a, b):
+    return (np.concatenate((a, b), dtype=np.float32), np.vstack([a, b], dtype=np.int64, casting="unsafe"),
+            np.hstack((a, b), casting="safe"), np.stack([a, b], axis=1, dtype=np.float64, casting="same_kind"))
+
+
+def test_joins_with_dtype_and_casting():
+    rng = np.random.default_rng(3)
+    _compiled(joins_with_dtype, [(arrays(rng, np.float32, (2, 3))[0], arrays(rng, np.float64, (2, 3))[0])] * 2)
+
+
+def join_casting_no(a, b):
+    return np.vstack((a, b), casting="no")
+
+
+def join_to_int(a, b):
+    return np.concatenate([a, b], dtype=np.int32)
+
+
+def join_bad_rule(a, b):
+    return np.stack((a, b), casting="bogus")
+
+
+def test_joins_numpy_refuses_raise_the_same():
+    a, b = np.ones((2, 2), np.float32), np.ones((2, 2))
+    for fn in (join_casting_no, join_to_int, join_bad_rule):
+        assert pyfront.explain(check(fn, [(a, b), (a, b)])).compiled_calls == 0
+
+
 def slice_objects(a):
     window = slice(1, 3)
     rows = slice(None, None, 2)

@@ -86,6 +86,22 @@ def swap_and_keep_old(x):
     return old, total, scale
 
 
+from numpy import dot, vstack  # noqa: E402 - NumPy 2 array functions bound to globals by name
+
+
+def gate(W, h, x):
+    return np.tanh(dot(W, vstack((h, x))))
+
+
+def test_numpy_functions_imported_by_name_are_guarded_constants(monkeypatch):
+    rng = np.random.default_rng(0)
+    W, h, x = rng.normal(size=(3, 5)), rng.normal(size=(2, 1)), rng.normal(size=(3, 1))
+    compiled = check(gate, [(W, h, x)] * 3)
+    assert pyfront.explain(compiled).compiled_calls == 2
+    monkeypatch.setitem(gate.__globals__, "vstack", lambda tup: np.vstack(tup[::-1]))  # rebound: seen
+    assert_same(gate(W, h, x), compiled(W, h, x))
+
+
 def test_global_rebinding_returns_the_objects_the_interpreter_returns():
     global total, scale
     compiled = check_state(swap_and_keep_old, [(np.ones(3),)] * 3, *module_state("total", "scale"))
