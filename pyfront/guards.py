@@ -190,18 +190,37 @@ class BufferGuard:
     def holds_for(self, values: list) -> bool:
         if not all(type(v) is np.ndarray for v in values) or not _grouped_as(values, self.groups):
             return False
-        for i, (value, w) in enumerate(zip(values, self.written)):
-            if not w:
-                continue
-            if not value.flags.writeable:
-                return False
-            for other, group in zip(values, self.groups):
-                if group != self.groups[i] and np.may_share_memory(value, other):
-                    return False
-        return True
+        if not all(v.flags.writeable for v, w in zip(values, self.written) if w):
+            return False
+        return not _written_overlap(values, self.groups, self.written)
 
     def describe(self) -> str:
         return f"arrays at {', '.join(map(str, self.paths))} alias as at compile time, written ones writeable"[:160]
+
+
+def _written_overlap(values: list, groups: tuple[int, ...], written: tuple[bool, ...]) -> bool:
+    """Whether a written array's memory bounds overlap those of another group's array (what
+    np.may_share_memory tests, pair by pair): one sweep over the arrays sorted by address."""
+    spans = sorted((lo, hi, i) for i, (lo, hi) in enumerate(map(_extent, values)) if hi > lo)
+    active: list[tuple[int, int]] = []  # (end, index) of the spans that reach the current start
+    for lo, hi, i in spans:
+        active = [(end, j) for end, j in active if end > lo]
+        if any(groups[j] != groups[i] and (written[i] or written[j]) for _, j in active):
+            return True
+        active.append((hi, i))
+    return False
+
+
+def _extent(a: np.ndarray) -> tuple[int, int]:
+    """[first byte, last byte + 1) of `a`'s elements (numpy.lib.array_utils.byte_bounds, faster)."""
+    start = a.__array_interface__["data"][0]
+    if a.size == 0:
+        return start, start
+    if a.flags.c_contiguous:
+        return start, start + a.nbytes
+    low = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s < 0)
+    high = sum((n - 1) * s for n, s in zip(a.shape, a.strides) if s > 0)
+    return start + low, start + high + a.itemsize
 
 
 # Shape guards hoisted out of the graph (passes/hoist_entry_guards.py) ------------
