@@ -19,6 +19,7 @@ import pytest
 import pyfront
 import pyfront.runtime.jit as jit
 from pyfront import interrupts
+from pyfront.errors import Unsupported
 
 pytestmark = pytest.mark.iree
 
@@ -74,7 +75,10 @@ def test_signal_during_compile_reaches_the_caller(monkeypatch, stage):
         with pytest.raises(Watchdog, match="deadline passed") as raised:
             compiled(X, W)
         monkeypatch.undo()
-    assert raised.value.__context__ is None and not getattr(raised.value, "__notes__", None)
+    # Not wrapped by pyfront. (The alarm may fire inside a library's own except block, e.g. the MLIR
+    # bindings' lookup of a Python module for the pyfront dialect, which sets __context__: not ours.)
+    assert raised.value.__cause__ is None and not getattr(raised.value, "__notes__", None)
+    assert not isinstance(raised.value.__context__, Unsupported)
     _assert_nothing_recorded(compiled)
     assert pyfront.explain(compiled).compilations == 0
     np.testing.assert_array_equal(compiled(X, W), _affine(X, W))
