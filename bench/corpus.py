@@ -62,10 +62,15 @@ def _char_rnn(m):
         loss, state["h"] = m.train_step(inputs, targets, state["h"])
         return loss
 
+    return step, _windows(data, n, m.char_to_ix)
+
+
+def _windows(data: str, n: int, index: dict) -> Callable[[int], tuple[list, list]]:
+    """Step i's (inputs, targets) of a character model: n characters and the n after each."""
     def args(i):
         p = (i * n) % (len(data) - n - 1)
-        return ([m.char_to_ix[c] for c in data[p:p + n]], [m.char_to_ix[c] for c in data[p + 1:p + n + 1]])
-    return step, args
+        return [index[c] for c in data[p:p + n]], [index[c] for c in data[p + 1:p + n + 1]]
+    return args
 
 
 def _conv(m):
@@ -90,10 +95,7 @@ def _lstm(m):
         loss, state["h"], state["C"] = m.train_step(inputs, targets, state["h"], state["C"])
         return loss
 
-    def args(i):
-        p = (i * n) % (len(data) - n - 1)
-        return ([m.char_to_idx[c] for c in data[p:p + n]], [m.char_to_idx[c] for c in data[p + 1:p + n + 1]])
-    return step, args
+    return step, _windows(data, n, m.char_to_idx)
 
 
 def _gan(m):

@@ -29,6 +29,16 @@ def load(name: str, copy_name: str):
     return module
 
 
+def char_window(data: str, p: int, n: int, index: dict) -> tuple[list, list]:
+    """A character model's step at position p: n characters as inputs, each next one as targets."""
+    return [index[ch] for ch in data[p:p + n]], [index[ch] for ch in data[p + 1:p + n + 1]]
+
+
+def assert_same_attributes(plain, compiled, names, when: str) -> None:
+    for name in names:
+        assert_same(getattr(plain, name), getattr(compiled, name), f"{when} {name}")
+
+
 def assert_mostly_compiled(compiled) -> None:
     """At least 90% of the calls after the profiled ones ran compiled code."""
     report = pyfront.explain(compiled)
@@ -61,14 +71,12 @@ def test_char_rnn():
     for i in range(30):
         if p + n + 1 >= len(data):
             p, h_compiled, h_plain = 0, np.zeros_like(h_compiled), np.zeros_like(h_plain)
-        inputs = [plain_side.char_to_ix[ch] for ch in data[p:p + n]]
-        targets = [plain_side.char_to_ix[ch] for ch in data[p + 1:p + n + 1]]
+        inputs, targets = char_window(data, p, n, plain_side.char_to_ix)
         loss, h_compiled = step(inputs, targets, h_compiled)
         expected, h_plain = plain_side.train_step(inputs, targets, h_plain)
         assert_same(expected, loss, f"step {i} loss")
         assert_same(h_plain, h_compiled, f"step {i} hidden state")
-        for name in ("Wxh", "Whh", "Why", "bh", "by", "mWxh"):
-            assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
+        assert_same_attributes(plain_side, compiled_side, ("Wxh", "Whh", "Why", "bh", "by", "mWxh"), f"step {i}")
         p += n
     assert_mostly_compiled(step)
 
@@ -148,16 +156,15 @@ def test_lstm_script():
     for i in range(30):
         if p + n + 1 >= len(data):
             p, h_compiled, h_plain, C_compiled, C_plain = 0, *(np.zeros((size, 1)) for _ in range(4))
-        inputs = [plain_side.char_to_idx[ch] for ch in data[p:p + n]]
-        targets = [plain_side.char_to_idx[ch] for ch in data[p + 1:p + n + 1]]
+        inputs, targets = char_window(data, p, n, plain_side.char_to_idx)
         (loss, h_compiled, C_compiled), warned = recording_warnings(step, inputs, targets, h_compiled, C_compiled)
         (expected, h_plain, C_plain), expected_warned = recording_warnings(
             plain_side.train_step, inputs, targets, h_plain, C_plain)
         assert warned == expected_warned and len(warned) == n  # np.row_stack's DeprecationWarning, per step
         assert_same(expected, loss, f"step {i} loss")
         assert_same((h_plain, C_plain), (h_compiled, C_compiled), f"step {i} hidden and cell states")
-        for name in ("W_f", "W_i", "W_C", "W_o", "W_v", "b_f", "b_v", "mW_f", "mb_v"):
-            assert_same(getattr(plain_side, name), getattr(compiled_side, name), f"step {i} {name}")
+        assert_same_attributes(plain_side, compiled_side, ("W_f", "W_i", "W_C", "W_o", "W_v", "b_f", "b_v", "mW_f",
+                                                           "mb_v"), f"step {i}")
         p += n
     assert_mostly_compiled(step)
 
