@@ -52,8 +52,9 @@ FLOAT_CONSTS = [0.5, 1.5, -0.25, 2.0, -1.0, 0.125]
 BOOL_CONSTS = [True, False]
 DYNAMIC = ("branch", "loop", "while_", "global_write", "raise_", "print_")
 # Also run in the interpreter (docs/what-compiles.md): returning or storing an array NumPy lays
-# out in another order than C (x.T * 2, x[:, idx]) or computed from a transpose.
-UNSUPPORTED = DYNAMIC + ("reordered",)
+# out in another order than C (x.T * 2, x[:, idx]) or computed from a transpose; `a[m] op= v`
+# through a computed mask (it assigns rows of a length that varies, other than y[m]).
+UNSUPPORTED = DYNAMIC + ("reordered", "mask_aug")
 
 
 class Box:
@@ -746,7 +747,9 @@ class Builder:
             self.augment(a, "", self.operand())
         else:
             text, kind, mask = self.key(a)
-            self.augment(a, f"[{text}]", self.stored_value(a, kind, None if kind == "mask" else mask))
+            self.augment(a, f"[{text}]", self.stored_value(a, kind, mask))
+            if kind == "mask":
+                self.used.add("mask_aug")
 
     def state(self) -> None:
         """`box.w -= v`: an update of the caller's state array, as an optimizer step."""
