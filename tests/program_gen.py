@@ -20,9 +20,23 @@ carries a static summary valid for *every* call the test makes:
   (|got - expected| <= rel * |expected| + abs), kept well inside the
   differential harness's float32 tolerance, in float32 ulps even for float64.
 
+Statements that change existing values keep the summaries sound too: a write
+`a[key] = v`, `a[key] op= v`, `box.w -= v` joins the written values' summary
+(cast to a's dtype: truncating into an int array needs exact values) into a's
+and into every view's (`Var.base`: views are tracked statically, since NumPy's
+reshape may copy in one call and view in another); writes go only into arrays
+the program made (`np.zeros(x.shape)`, `x.copy()`, any computed array) or, with
+`arg_writes`, the caller's (arguments, `box.w`), whose contents after each call
+the differential check compares. Index arrays (`np.arange(2)`, int array
+arguments) hold values in range on every axis of length >= 2, except on the
+`oob` call, where both sides must raise IndexError. Python ints (an int
+argument `i`, `box.t`, `k = i + 1`, `k += 1`) are weak constants that vary
+between calls; they index and slice (`x[i:i + 2]`).
+
 Programs are "supported" (the compiler is expected to compile them) unless a
 dynamic feature (branch on a computed value, loop on an argument, `while`,
-global write, `raise`, `print`) is on.
+global write, `raise`, `print`) is on, or one of the documented interpreter-only
+cases (`UNSUPPORTED`) happens.
 """
 
 from __future__ import annotations
@@ -62,7 +76,7 @@ class Box:
     float), `w` (a float32 array updated in place, as an optimizer's weights), `t` (a Python
     int counter) and `value` (stored at the end)."""
 
-    def __init__(self, scale: float, w: np.ndarray | None = None, t: int = 0):
+    def __init__(self, scale: float, w: np.ndarray, t: int):
         self.scale, self.w, self.t = scale, w, t
         self.value = None
 
@@ -81,6 +95,7 @@ class Var:
     index: bool = False  # int array whose values index any axis of length >= 2 (see INDEX_VALUES)
     caller: bool = False  # an array the caller sees (an argument, an attribute of `box`)
     transposed: bool = False  # computed from a transpose (pyfront/layout.py's conservative rule)
+    data_shaped: bool = False  # computed from a mask read, whose length depends on the data
 
     @property
     def exact(self) -> bool:
@@ -522,10 +537,14 @@ class Builder:
                     raise Reject(str(e)) from None
         return env
 
-    def from_transpose(self, expr: str) -> bool:
-        """Whether `expr` transposes, or reads a value computed from a transpose."""
+    def inherited(self, expr: str, meta: dict) -> dict:
+        """The flags a value computed by `expr` has: `transposed` if it transposes or reads a
+        transposed value, `data_shaped` if it reads a data-shaped one (or `meta` says so)."""
         names = set(re.findall(r"[A-Za-z_]\w*", expr))
-        return ".T" in expr or "np.transpose" in expr or any(v.transposed and v.name in names for v in self.vars)
+        operands = [v for v in self.vars if v.name in names]
+        return {"transposed": meta.get("transposed") or ".T" in expr or "np.transpose" in expr
+                or any(v.transposed for v in operands),
+                "data_shaped": meta.get("data_shaped") or any(v.data_shaped for v in operands)}
 
     def new_var(self, sample, meta: dict) -> Var:
         v = Var(f"{self.prefix}{self.counter}", sample, **meta)
@@ -629,7 +648,8 @@ class Builder:
                     "m": [v for v in self.arrays() if v.kind == "b" and v.exact
                           and v.sample.shape == x.sample.shape[:v.ndim]]}
         options = [(kind, template) for kind in kinds for template in KEYS[kind]
-                   if all(pool or "{%s}" % name not in template for name, pool in operands.items())]
+                   if all(pool or "{%s}" % name not in template for name, pool in operands.items())
+                   and not (x.data_shaped and ".shape" in template)]
         if not options:
             raise Reject("no key")
         kind, template = options[self.draw(st.integers(0, len(options) - 1))]
@@ -646,11 +666,13 @@ class Builder:
         """`np.zeros(x.shape, ...)`, `x.copy()`: an array of the function's own."""
         template = self.draw(st.sampled_from(list(CREATE)))
         x = self.pick(self.arrays())
+        if x.data_shaped and ".shape" in template:
+            raise Reject("x.shape of an array whose length depends on the data does not compile")
         expr = template.format(x.name)
         return (expr,) + self.evaluate(expr, [x], CREATE[template])
 
     def index_array(self) -> tuple[str, Any, dict]:
-        """`np.array([1, 0])`: an int array the program builds to index with."""
+        """`np.arange(-1, 2)`: an int array the program builds to index with."""
         expr = self.draw(st.sampled_from(INDEX_ARRAYS))
         sample, meta = self.evaluate(expr, [], lambda: summary(2.0, 0))
         return expr, sample, meta | {"index": True}
@@ -660,14 +682,15 @@ class Builder:
         x = self.pick(self.arrays())
         indices = [v for v in self.vars if v.index]
         if indices and self.draw(st.booleans()):
-            idx = self.pick(indices)
-            expr = f"np.take({x.name}, {idx.name}, axis={self.draw(st.integers(-x.ndim, x.ndim - 1))})"
+            axis = self.draw(st.integers(-x.ndim, x.ndim - 1))
+            expr, kind, text = f"np.take({x.name}, {self.pick(indices).name}, axis={axis})", "take", ""
         else:
-            text, _, _ = self.key(x, ("index", "mask"))
+            text, kind, _ = self.key(x, ("index", "mask"))
             expr = f"{x.name}[{text}]"
         sample, meta = self.evaluate(expr, [x], _same)
-        # NumPy lays out x[:, idx] in another order; the compiler's gather transposes.
-        return expr, sample, meta | {"transposed": expr.startswith((f"{x.name}[:", f"{x.name}[."))}
+        # NumPy lays out x[:, idx] in another order (the compiler's gather transposes); a mask
+        # read's length depends on the data.
+        return expr, sample, meta | {"transposed": text.startswith((":", ".")), "data_shaped": kind == "mask"}
 
     def int_expr(self) -> tuple[str, Any, dict]:
         """`k = i + 1`: Python int arithmetic (the compiler's runtime ints)."""
@@ -777,7 +800,7 @@ class Builder:
     def define(self, family: str) -> Var:
         """`v = <expr>` with an expression of `family`."""
         expr, sample, meta = self.candidate(family)
-        v = self.new_var(sample, meta | {"transposed": meta.get("transposed") or self.from_transpose(expr)})
+        v = self.new_var(sample, meta | self.inherited(expr, meta))
         self.lines.append(f"{v.name} = {expr}")
         self.used.add(family)
         return v
