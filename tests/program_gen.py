@@ -513,17 +513,21 @@ class Builder:
     def evaluate(self, expr: str, rule_args: list[Var], rule, ignore_divide: bool = False,
                  python_int: bool = False) -> tuple[Any, dict]:
         meta = rule(*rule_args)
-        with np.errstate(all="raise", divide="ignore" if ignore_divide else "raise"):
-            try:
-                sample = eval(expr, self.namespace, self.env())
-            except Exception as e:  # noqa: BLE001 - NumPy rejects the combination
-                raise Reject(str(e)) from None
+        sample = self.peek(expr, ignore_divide)
         if python_int:
             if type(sample) is not int:
                 raise Reject("result type")
         elif not isinstance(sample, (np.ndarray, np.generic)) or sample.dtype not in SUPPORTED_RESULT:
             raise Reject("result type")
         return sample, meta
+
+    def peek(self, expr: str, ignore_divide: bool = False) -> Any:
+        """NumPy's value of `expr` on the samples."""
+        with np.errstate(all="raise", divide="ignore" if ignore_divide else "raise"):
+            try:
+                return eval(expr, self.namespace, self.env())
+            except Exception as e:  # noqa: BLE001 - NumPy rejects the combination
+                raise Reject(str(e)) from None
 
     def execute(self, line: str) -> dict:
         """Run a statement that changes existing values and return its locals. It runs on copies
@@ -658,6 +662,8 @@ class Builder:
             fill["c"] = self.const()
             _compare(x, fill["c"])
         text = template.format(x=x.name, **{name: v.name for name, v in fill.items()})
+        if kind == "int" and np.size(self.peek(f"{x.name}[{text}]")) == 0:
+            raise Reject("an empty slice with computed bounds does not compile")
         return text, kind, fill.get("m")
 
     # new values: arrays to write into, index arrays, reads by index arrays and masks, Python ints
