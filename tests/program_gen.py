@@ -66,9 +66,10 @@ FLOAT_CONSTS = [0.5, 1.5, -0.25, 2.0, -1.0, 0.125]
 BOOL_CONSTS = [True, False]
 DYNAMIC = ("branch", "loop", "while_", "global_write", "raise_", "print_")
 # Also run in the interpreter (docs/what-compiles.md): returning or storing an array NumPy lays
-# out in another order than C (x.T * 2, x[:, idx]) or computed from a transpose; `a[m] op= v`
-# through a computed mask (it assigns rows of a length that varies, other than y[m]).
-UNSUPPORTED = DYNAMIC + ("reordered", "mask_aug")
+# out in another order than C (x.T * 2, x[:, idx]) or computed from a transpose, or a view at
+# computed positions (box.t is read at run time: x[box.t] cannot be replayed on the host);
+# `a[m] op= v` through a computed mask (it assigns rows of a length that varies, other than y[m]).
+UNSUPPORTED = DYNAMIC + ("reordered", "computed_view", "mask_aug")
 
 
 class Box:
@@ -96,6 +97,7 @@ class Var:
     caller: bool = False  # an array the caller sees (an argument, an attribute of `box`)
     transposed: bool = False  # computed from a transpose (pyfront/layout.py's conservative rule)
     data_shaped: bool = False  # computed from a mask read, whose length depends on the data
+    computed_view: bool = False  # a view at Python int positions (`x[k]`, `x[k:k + 2]`, views of one)
 
     @property
     def exact(self) -> bool:
@@ -416,7 +418,7 @@ COUNT = ["{0} += {1}", "{0} = {0} + {1}"]
 
 def _view_of(x: Var) -> dict:
     """A result that may share `x`'s memory (a basic-indexing or shape view): writes into x's base show in it."""
-    return {"base": x.base or x.name}
+    return {"base": x.base or x.name, "computed_view": x.computed_view}
 
 
 def _meta(v: Var) -> dict:
@@ -711,7 +713,7 @@ class Builder:
         x = self.pick(self.arrays())
         expr = f"{x.name}[{self.key(x, ('int',))[0]}]"
         sample, meta = self.evaluate(expr, [x], _same)
-        return expr, sample, meta | _view_of(x)
+        return expr, sample, meta | _view_of(x) | {"computed_view": isinstance(sample, np.ndarray)}
 
     # effects: writes into arrays, augmented assignment, counters
 
@@ -995,6 +997,8 @@ def programs(draw) -> Program:
     outputs = [v for v in outputs if not v.const] or [b.vars[0]]
     if any(_reordered(v) for v in outputs + stored):
         b.used.add("reordered")
+    if any(v.computed_view for v in outputs + stored):
+        b.used.add("computed_view")
     ret = ", ".join(v.name for v in outputs) + ("," if "tuple" in features and len(outputs) == 1 else "")
 
     uses_box = bool(features & {"attr", "state"})
