@@ -453,7 +453,25 @@ def clip(a: Any, lo: Any, hi: Any) -> Any:
         if not (isinstance(hi, Known) and hi.value is None):
             out = ufunc(np.minimum, out, hi)
         return out
+    if all(isinstance(o, Known) for o in (a, lo, hi)):
+        return fold(np.clip, a.value, lo.value, hi.value)
+    if all(_zero_d(b) for b in (lo, hi)):
+        # NumPy's clip loop for scalar bounds keeps x where it equals a bound (np.clip(-0.0, 0.0,
+        # 1.0) is -0.0); np.maximum and np.minimum, like its loop for array bounds, give the bound.
+        return _bounded_keeping_ties(_bounded_keeping_ties(a, lo, np.maximum), hi, np.minimum)
     return ufunc(np.minimum, ufunc(np.maximum, a, lo), hi)
+
+
+def _zero_d(v: Any) -> bool:
+    return np.ndim(v.value) == 0 if isinstance(v, Known) else to_tensor(v).ndim == 0
+
+
+def _bounded_keeping_ties(x: Any, bound: Any, extremum: np.ufunc) -> Any:
+    """`extremum(x, bound)`, but x itself where x == bound (the sign of a zero; NaNs still propagate)."""
+    out = ufunc(extremum, x, bound)
+    if not isinstance(out, Tensor) or out.dtype.kind != "f":
+        return out
+    return Tensor(where(ufunc(np.equal, x, bound), x, out).value, out.pytype)
 
 
 # Contractions ------------------------------------------------------------------

@@ -74,6 +74,20 @@ def box(array: np.ndarray, pytype: type) -> Any:
     return value
 
 
+def fresh_copy(array: np.ndarray) -> np.ndarray:
+    """A new array equal to the constant `array`, laid out as it is: a constant view (np.zeros(3)[::-1],
+    np.arange(4)[::2]) is a view, with its strides, of a fresh copy of its base, as every
+    interpreted call makes one (the layout is observable: .flags, .strides)."""
+    base = array
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if base is array:
+        return array.copy(order="K")
+    offset = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.ndarray(array.shape, array.dtype, buffer=base.copy(order="K").ravel(order="K"), offset=offset,
+                      strides=array.strides)
+
+
 class ResultBuilder:
     """Builds the values of one call (its result, printed values, committed stores).
 
@@ -106,7 +120,7 @@ class ResultBuilder:
         if isinstance(node, Input):
             return self.resolve(node.path)
         if isinstance(node, Const):
-            return node.value.copy() if isinstance(node.value, np.ndarray) else node.value
+            return fresh_copy(node.value) if isinstance(node.value, np.ndarray) else node.value
         if isinstance(node, ViewOf):
             key = ("view", id(node))
             if key not in memo:

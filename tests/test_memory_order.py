@@ -72,3 +72,14 @@ def test_f_ordered_state_arrays():
     assert pyfront.explain(compiled).compiled_calls > 0
     W = np.asfortranarray(W)  # and the state guard sees a later F-ordered one
     assert_same(scaled_by_global(np.ones((3, 3))), compiled(np.ones((3, 3))))
+
+
+def constant_views(x):
+    return np.arange(2)[::-1], np.zeros((2, 3))[:, ::2], np.ones((2, 3)).T, x + 1
+
+
+def test_returned_constant_views_keep_their_strides():
+    """A view of a constant array (folded at compile time) is returned as a view, with its strides,
+    of a fresh copy of its base, as each interpreted call makes one (the fuzzer's np.arange(2)[::-1])."""
+    compiled = check(constant_views, [(X,), (X,), (X + 1,)])
+    assert pyfront.explain(compiled).compiled_calls > 0

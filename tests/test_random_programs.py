@@ -4,14 +4,23 @@
 arguments of mixed dtypes and broadcast shapes (0-d arrays or NumPy scalars
 among them), Python constants, ufuncs, constant-valued results, bool scalars,
 operators, reductions, views and indexing, where/maximum/clip, helpers,
-tuples, attribute reads and writes, and, for the interpreter, branches on
-computed values, loops, `while`, global writes, `raise` and `print`). Each
+tuples, attribute reads and writes; writes into arrays the function made or
+the caller passed (`a[i] = v`, `a[1:3] = v`, `a[:, j] = v`, `a[m] = 0`,
+`a[idx] = v`), augmented assignment on subscripts, names and a state
+object's attributes (`a[idx] -= v`, `box.w -= v`, `box.t += 1`), reads by
+index arrays and masks (`x[np.arange(n), y]`, `x[:, idx]`, `np.take`,
+`x[x > 0]`) with an int index array argument (out of range on one call, if
+drawn), a Python int argument `i` in arithmetic and slices (`x[i:i + 2]`,
+`k = i + 1`); and, for the interpreter, branches on computed values, loops,
+`while`, global writes, `raise` and `print`). Each
 program is written to its own module file (the compiler reads source with
 `inspect.getsource`), imported, and checked with `differential.check` on
 several calls: the same arguments (profiled, then compiled), new values, and
 maybe new shapes and dtypes, or new dims for one argument only (its dims relax
-to dynamic and meet the others' static ones, until NumPy rejects a size). A program built from supported features only
-must also have run compiled code.
+to dynamic and meet the others' static ones, until NumPy rejects a size). The
+check compares results, exceptions and the arguments after each call (arrays
+written in place, the state object's attributes). A program built from
+supported features only must also have run compiled code.
 
 CI runs a few dozen deterministic examples (`derandomize=True`). To fuzz:
 

@@ -259,3 +259,27 @@ def test_extrema_over_mixed_zeros_inside_a_loop_deopt(dtype):
     compiled = check(extrema_in_a_loop, [(plain, 2), (plain, 2), (tie, 2), (plain, 2), (tie, 2), (plain, 2)])
     report = pyfront.explain(compiled)
     assert report.deopts == 2 and report.compiled_calls == 3
+
+
+def clip_at_the_bounds(x, lo):
+    return np.clip(-x, lo, 2), np.clip(x, -0.0, 1.0), np.clip(x, -1.0, -0.0), np.clip(x, np.float32(0.0), 1.0)
+
+
+def clip_by_arrays(x, lo):
+    return np.clip(x, lo, 1.0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_clip_with_scalar_bounds_keeps_a_zero_equal_to_a_bound(dtype):
+    """NumPy's clip loop for scalar bounds keeps x where it equals a bound (np.clip(-0.0, 0, 2)
+    is -0.0, np.maximum(-0.0, 0) is 0.0), also with a runtime int bound (the fuzzer's case)."""
+    x = np.array([0.0, -0.0, 0.5, -1.5], dtype)
+    compiled = check(clip_at_the_bounds, [(x + 1, 0), (x + 1, 0), (x, 1), (x, 0), (np.float32(0.0), 0)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def test_clip_with_array_bounds_gives_the_bound_as_numpy():
+    """With array bounds NumPy's loop takes the bound on a tie, as np.maximum does."""
+    x = np.array([0.0, -0.0, 0.0], np.float32)
+    compiled = check(clip_by_arrays, [(x, -x), (x, -x), (-x, x)])
+    assert pyfront.explain(compiled).compiled_calls > 0
