@@ -81,7 +81,7 @@ def fresh_copy(array: np.ndarray) -> np.ndarray:
     base = array
     while isinstance(base.base, np.ndarray):
         base = base.base
-    if base is array:
+    if base is array or not (base.flags.c_contiguous or base.flags.f_contiguous):  # no buffer to replay on
         return array.copy(order="K")
     offset = array.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     return np.ndarray(array.shape, array.dtype, buffer=base.copy(order="K").ravel(order="K"), offset=offset,
