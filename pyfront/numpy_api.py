@@ -621,8 +621,10 @@ def _split(ary, indices_or_sections, axis, exact: bool):
     return Seq(tuple(parts), list)
 
 
-FUNCTIONS[np.split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, True)
-FUNCTIONS[np.array_split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, False)
+FUNCTIONS[np.split] = views(np.split)(
+    lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, True))
+FUNCTIONS[np.array_split] = views(np.array_split)(
+    lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, False))
 
 
 @implements(np.tile)
@@ -674,6 +676,7 @@ FUNCTIONS[np.triu] = _triangle(False)
 
 
 @implements(np.diag)
+@views(np.diag)
 def _diag(v, k=Known(0)):
     t, k = S.to_tensor(v), known(k, "k")
     if type(k) is not int:

@@ -332,15 +332,31 @@ def broadcast_then_written(x):
     return b * 1
 
 
+def split_then_written(x):
+    a = np.zeros((3, 3))
+    b = np.split(a, 3)[0]
+    a[0] = x[0]
+    return b * 1
+
+
+def diagonal_then_written(x):
+    a = np.zeros((3, 3))
+    b = np.diag(a)
+    a[0, 0] = x[0]
+    return b * 1
+
+
 @pytest.mark.parametrize("fn", [transposed_then_written, written_through_a_reshape, written_through_np_transpose,
-                                raveled_then_written, expanded_then_written, broadcast_then_written])
+                                raveled_then_written, expanded_then_written, broadcast_then_written,
+                                split_then_written, diagonal_then_written])
 def test_views_of_a_folded_array_see_writes(fn):
     check(fn, [(X[0, :3].copy(),), (X[0, :3].copy(),), (X[1, :3].copy(),)])
 
 
 def folded_views(x):
     a = np.arange(6.0).reshape(2, 3)
-    return a.T @ x[:2], np.expand_dims(a, 0).sum() + x, np.asarray(a) * x
+    top, _ = np.split(a, 2)
+    return a.T @ x[:2], np.expand_dims(a, 0).sum() + x, np.asarray(a) * x, top * x, np.diag(a) + x[:2]
 
 
 def test_views_of_a_folded_array_still_compile():
