@@ -115,6 +115,8 @@ class BufferMixin:
 
     def _writable(self, base: Any, node: ast.AST) -> Tensor:
         if isinstance(base, Known) and type(base.value) is np.ndarray:
+            if not base.value.flags.writeable:  # a folded broadcast view
+                raise Unsupported("assignment destination is read-only (NumPy raises ValueError)", node)
             return S.constant(base.value)
         if not isinstance(base, Tensor) or base.pytype is not np.ndarray:
             raise Unsupported(f"writing into {S.describe(base)} is not supported", node)

@@ -627,6 +627,10 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             value = base.value
             if isinstance(value, (types.ModuleType, type, types.FunctionType)):
                 return self._namespace_attr(base, name, node)
+            if type(value) is np.ndarray and name in numpy_api.ATTRIBUTES:
+                return S.fold(getattr, value, name)  # `.T` of a folded array is NumPy's view of it
+            if type(value) is np.ndarray and name in numpy_api.METHODS:
+                return BoundMethod(base, name)  # handlers take folded arrays (numpy_api.views)
             if isinstance(value, (np.ndarray, np.generic)):
                 return self._tensor_attr(S.to_tensor(base), name, node)
             return S.fold(getattr, value, name)

@@ -9,6 +9,7 @@ front-end values (values.py) and return one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,27 @@ def items(v: Any) -> list[Any]:
     if isinstance(v, Known) and isinstance(v.value, (tuple, list)):
         return [Known(i) for i in v.value]
     raise Unsupported("expected a tuple or list of arrays")
+
+
+def views(numpy_fn: Callable[..., Any]):
+    """For a handler whose result NumPy returns as a view of its first operand (or the operand
+    itself): on a folded array (`np.zeros(3)`, `np.arange(4)[::2]`) and compile-time arguments,
+    NumPy's own view, folded too. It shares the folded array's memory as in NumPy, so a write into
+    either sees the other (buffers.py refuses it) and a returned view keeps its strides; a view the
+    compiled code derived from a lifted copy of the constant would see neither."""
+    def wrap(handler: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(handler)
+        def view_or_handle(a, *args, **kwargs):
+            if not (isinstance(a, Known) and type(a.value) is np.ndarray):
+                return handler(a, *args, **kwargs)
+            try:
+                values, keywords = [known(v) for v in args], {k: known(v) for k, v in kwargs.items()}
+            except Unsupported:  # a computed argument: the handler's (copied) constant it is
+                return handler(a, *args, **kwargs)
+            result = S.fold(numpy_fn, a.value, *values, **keywords)
+            return a if result.value is a.value else result
+        return view_or_handle
+    return wrap
 
 
 def implements(*targets: Any, method: str | None = None):
@@ -110,6 +132,7 @@ for _kind in ("argmax", "argmin"):
 
 
 @implements(np.reshape)
+@views(np.reshape)
 def _reshape(a, shape):
     return S.reshape(a, _shape(known(shape, "shape")))
 
@@ -119,7 +142,7 @@ def _reshape_method(a, *shape):
     return S.reshape(a, _shape(values[0] if len(values) == 1 else tuple(values)))
 
 
-METHODS["reshape"] = _reshape_method
+METHODS["reshape"] = views(np.ndarray.reshape)(_reshape_method)
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -127,6 +150,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 @implements(np.transpose)
+@views(np.transpose)
 def _transpose(a, axes=Known(None)):
     return S.transpose(a, known(axes, "axes"))
 
@@ -138,20 +162,23 @@ def _transpose_method(a, *axes):
     return S.transpose(a, values[0] if len(values) == 1 and not isinstance(values[0], int) else values)
 
 
-METHODS["transpose"] = _transpose_method
+METHODS["transpose"] = views(np.ndarray.transpose)(_transpose_method)
 
 
 @implements(np.expand_dims)
+@views(np.expand_dims)
 def _expand_dims(a, axis):
     return S.expand_dims(a, known(axis, "axis"))
 
 
 @implements(np.squeeze, method="squeeze")
+@views(np.squeeze)
 def _squeeze(a, axis=Known(None)):
     return S.squeeze(a, known(axis, "axis"))
 
 
 @implements(np.broadcast_to)
+@views(np.broadcast_to)
 def _broadcast_to(array, shape):
     return S.broadcast_to(array, _shape(known(shape, "shape")))
 
@@ -200,6 +227,7 @@ def _array(a, dtype=Known(None)):
 
 
 @implements(np.asarray)
+@views(np.asarray)
 def _asarray(a, dtype=Known(None)):
     t = S.to_tensor(a)
     dt = known(dtype, "dtype")
@@ -398,6 +426,7 @@ def _order_c(order: Any, what: str) -> None:
 
 
 @implements(np.ravel)
+@views(np.ravel)
 def _ravel(a, order=Known("C")):
     _order_c(order, "np.ravel")
     return S.reshape(S.to_tensor(a), (-1,))  # a view where NumPy's is one, as reshape
@@ -607,8 +636,10 @@ def _split(ary, indices_or_sections, axis, exact: bool):
     return Seq(tuple(parts), list)
 
 
-FUNCTIONS[np.split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, True)
-FUNCTIONS[np.array_split] = lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, False)
+FUNCTIONS[np.split] = views(np.split)(
+    lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, True))
+FUNCTIONS[np.array_split] = views(np.array_split)(
+    lambda ary, indices_or_sections, axis=Known(0): _split(ary, indices_or_sections, axis, False))
 
 
 @implements(np.tile)
@@ -660,6 +691,7 @@ FUNCTIONS[np.triu] = _triangle(False)
 
 
 @implements(np.diag)
+@views(np.diag)
 def _diag(v, k=Known(0)):
     t, k = S.to_tensor(v), known(k, "k")
     if type(k) is not int:
@@ -878,6 +910,7 @@ for _uf, _kind in ((np.add, "sum"), (np.multiply, "prod"), (np.maximum, "max"), 
 
 
 @implements(np.flip)
+@views(np.flip)
 def _flip(m, axis=Known(None)):
     """NumPy's flip is a view with negative strides; compiled code reverses the elements (unit
     slices joined in reverse, up to _SEQUENTIAL_LIMIT per axis) and the host rebuilds the view."""

@@ -285,3 +285,79 @@ def running_sum(x):
 
 def test_augmented_write_at_a_loop_counter():
     _compiled(running_sum, [(np.linspace(0, 1, 400),), (np.linspace(1, 2, 400),)])
+
+
+# Views of a folded array (np.zeros(x.shape) is a compile-time constant): NumPy's own views of it,
+# so writes into either are seen through the other. Compiled code derived them from a lifted copy
+# of the constant and returned stale values (the fuzzer's `v1 = v0.T; v0[0] = 1; return v1`).
+def transposed_then_written(x):
+    a = np.zeros(x.shape)
+    b = a.T
+    a[0] = 5
+    return b
+
+
+def written_through_a_reshape(x):
+    a = np.zeros(3)
+    b = a.reshape(3, 1)
+    b[0] = x[0]
+    return a
+
+
+def written_through_np_transpose(x):
+    a = np.zeros((2, 3))
+    b = np.transpose(a)
+    b[0] = x[0]
+    return a
+
+
+def raveled_then_written(x):
+    a = np.zeros(3)
+    b = a.ravel()
+    a[1] = x[0]
+    return b
+
+
+def expanded_then_written(x):
+    a = np.zeros((2, 3))
+    b = np.expand_dims(a, 0)
+    a[1] = x[0]
+    return b * 1
+
+
+def broadcast_then_written(x):
+    a = np.zeros(3)
+    b = np.broadcast_to(a, (2, 3))
+    a[1] = x[0]
+    return b * 1
+
+
+def split_then_written(x):
+    a = np.zeros((3, 3))
+    b = np.split(a, 3)[0]
+    a[0] = x[0]
+    return b * 1
+
+
+def diagonal_then_written(x):
+    a = np.zeros((3, 3))
+    b = np.diag(a)
+    a[0, 0] = x[0]
+    return b * 1
+
+
+@pytest.mark.parametrize("fn", [transposed_then_written, written_through_a_reshape, written_through_np_transpose,
+                                raveled_then_written, expanded_then_written, broadcast_then_written,
+                                split_then_written, diagonal_then_written])
+def test_views_of_a_folded_array_see_writes(fn):
+    check(fn, [(X[0, :3].copy(),), (X[0, :3].copy(),), (X[1, :3].copy(),)])
+
+
+def folded_views(x):
+    a = np.arange(6.0).reshape(2, 3)
+    top, _ = np.split(a, 2)
+    return a.T @ x[:2], np.expand_dims(a, 0).sum() + x, np.asarray(a) * x, top * x, np.diag(a) + x[:2]
+
+
+def test_views_of_a_folded_array_still_compile():
+    _compiled(folded_views, [(X[0, :3].copy(),), (X[1, :3].copy(),)])

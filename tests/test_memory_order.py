@@ -75,7 +75,7 @@ def test_f_ordered_state_arrays():
 
 
 def constant_views(x):
-    return np.arange(2)[::-1], np.zeros((2, 3))[:, ::2], np.ones((2, 3)).T, x + 1
+    return np.arange(2)[::-1], np.zeros((2, 3))[:, ::2], np.ones((2, 3)).T, np.arange(2)[::-1].T, x + 1
 
 
 def test_returned_constant_views_keep_their_strides():
