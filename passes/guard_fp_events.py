@@ -356,10 +356,14 @@ def _groups(checks: list[_Check]) -> list[list[_Check]]:
     """Checks over the same static shape share one reduction (one dispatch for IREE, not one per op),
     reading at most MAX_GROUP_VALUES values.
 
-    Checks over dynamic shapes stay alone: two `?` dims need not be equal.
+    Checks over dynamic shapes stay alone: two `?` dims need not be equal. Checks over no elements
+    (`a[1:3] += b` on a 1-row `a`) are dropped: nothing there can overflow, and `min` over them
+    would be a reduction of an empty array.
     """
     groups: dict[object, list[list[_Check]]] = {}
     for n, check in enumerate(checks):
+        if 0 in check.shape:
+            continue
         chunks = groups.setdefault((check.barred, check.shape) if None not in check.shape else n, [[]])
         if sum(len(c.values) for c in chunks[-1]) + len(check.values) > MAX_GROUP_VALUES:
             chunks.append([])

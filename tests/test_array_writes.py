@@ -361,3 +361,17 @@ def folded_views(x):
 
 def test_views_of_a_folded_array_still_compile():
     _compiled(folded_views, [(X[0, :3].copy(),), (X[1, :3].copy(),)])
+
+
+def add_into_an_empty_selection(a, b):
+    a[1:3] += b  # a has one row: nothing is selected
+    c = a * 2
+    c[1:3] *= b
+    return c
+
+
+def test_augmented_write_into_an_empty_selection_compiles():
+    """The floating-point event guard skipped no check over zero elements: its `min` over an empty
+    array was an internal compiler error (the fuzzer's `a0[1:3] += a3`)."""
+    a = np.ones((1, 2), np.float32)
+    _compiled(add_into_an_empty_selection, [(a, np.array(0)), (a, np.array(0)), (a * 2, np.array(3))])
