@@ -52,6 +52,11 @@ import pyfront
 pytestmark = pytest.mark.iree
 
 FUZZ_EXAMPLES = int(os.environ.get("PYFRONT_FUZZ_EXAMPLES", "0"))
+# A resumed fuzz run (tests/fuzz.py --resume) skips the programs an earlier run of the
+# same stream already checked, and counts the ones it checks in the progress file.
+FUZZ_SKIP = int(os.environ.get("PYFRONT_FUZZ_SKIP", "0"))
+FUZZ_PROGRESS = os.environ.get("PYFRONT_FUZZ_PROGRESS")
+_fuzz_examples = itertools.count()
 CI_EXAMPLES = 60
 _modules = itertools.count()
 
@@ -119,7 +124,13 @@ def test_random_programs(program, tmp_path_factory):
 @_settings(max(FUZZ_EXAMPLES, 1))
 @given(program=programs())
 def test_fuzz_random_programs(program, tmp_path_factory):
+    index = next(_fuzz_examples)
+    if index < FUZZ_SKIP:
+        return
     run_program(program, tmp_path_factory.getbasetemp())
+    if FUZZ_PROGRESS:
+        with open(FUZZ_PROGRESS, "w") as progress:
+            progress.write(f"{index + 1}\n")
 
 
 # Reproducers of divergences the fuzzer found ------------------------------------------------
