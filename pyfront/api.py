@@ -146,6 +146,8 @@ class CompiledFunction:
                 return self._interpret(reason, *call)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
             return self._interpret(FP_ERRSTATE_REASON, *call)
+        if not call_depth.has_room(variant.inlined_frames):
+            return self._interpret(call_depth.NO_ROOM_REASON, *call)
         if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
             result = verified_call(self, key, variant, args, call)
         else:

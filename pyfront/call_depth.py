@@ -32,10 +32,15 @@ Limits of the compensation (documented in docs/compile.md):
 - Profiled calls: the instrumented copy's hooks (profiler.py) spend units
   CPython does not, just before the recursive call: measured 3 levels fewer
   than CPython (994 of 997).
-- Compiled variants that inline a bounded recursion (graphgen inlines up to
-  32 levels) run those levels without Python frames, so they never raise
-  RecursionError there: measured 31 levels more than CPython when the
-  innermost calls ran such a variant. Not addressed yet.
+
+Compiled code runs the Python calls it inlined (helpers, methods, a bounded
+recursion: graphgen inlines up to 32 levels) without their frames, so it
+could return where CPython raises RecursionError. `has_room` checks, before
+a variant runs, that the stack holds the frames CPython would push, plus
+`_NUMPY_FRAMES` for NumPy's own Python-level functions (`np.mean` runs
+three); where it does not, the call runs in the interpreter, which fails or
+not exactly as CPython does. The check is conservative by those spare
+frames: near the limit, a call CPython could finish runs interpreted.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ import types
 
 _ENTRY_SPARE = 3  # instance call + __call__ frame + enter() frame, less CPython's one frame
 _ROOM = 1000  # for pyfront's own work inside a nested call (profiling, graph generation)
+_NUMPY_FRAMES = 4  # Python frames a NumPy function may run below its call (np.mean -> _mean -> ...)
+NO_ROOM_REASON = "near the recursion limit: the frames of the calls compiled code inlined might not fit"
 
 _lock = threading.Lock()
 entry_code: types.CodeType | None = None  # CompiledFunction.__call__'s code (set by api.py)
@@ -76,6 +83,35 @@ def enter() -> int | None:
     caller_limit = _State.base + _State.held + _ENTRY_SPARE
     sys.setrecursionlimit(caller_limit + _ROOM)
     return caller_limit
+
+
+def _descend(levels: int) -> None:
+    if levels:
+        _descend(levels - 1)
+
+
+def has_room(inlined_frames: int) -> bool:
+    """Called by CompiledFunction._call, its frame at the level of the user's function's: could
+    CPython push `inlined_frames` more frames below the function here?"""
+    if _State.owner != threading.get_ident():
+        return _fits(inlined_frames + _NUMPY_FRAMES)
+    raised = sys.getrecursionlimit()
+    try:  # check under the limit enter() found, not the room it added for pyfront
+        sys.setrecursionlimit(_State.base + _State.held + _ENTRY_SPARE)
+    except RecursionError:  # this frame is at that limit: no room below it
+        return False
+    try:
+        return _fits(inlined_frames + _NUMPY_FRAMES)
+    finally:
+        sys.setrecursionlimit(raised)
+
+
+def _fits(levels: int) -> bool:
+    try:
+        _descend(levels)
+        return True
+    except RecursionError:
+        return False
 
 
 def call_user(fn, args: tuple, kwargs: dict):

@@ -4,6 +4,7 @@ the call runs in the interpreter and `pyfront.explain` reports the reason."""
 from __future__ import annotations
 
 import ast
+import itertools
 import types
 
 
@@ -38,8 +39,14 @@ class Unsupported(Exception):
 
     def __str__(self) -> str:
         if len(self.chain) > 1:
-            return f"{self.site}: {self.reason} (in {', called from '.join(self.chain)})"
+            return f"{self.site}: {self.reason} (in {describe_chain(self.chain)})"
         return f"{self.site}: {self.reason}"
+
+
+def describe_chain(chain: tuple[str, ...]) -> str:
+    """"helper line 11, called from forward line 30"; a recursion's repeated call site once, counted."""
+    runs = [(site, len(list(repeats))) for site, repeats in itertools.groupby(chain)]
+    return ", called from ".join(site if n == 1 else f"{site} ({n} times)" for site, n in runs)
 
 
 class BranchTypeConflict(Unsupported):

@@ -106,6 +106,7 @@ class Graph:
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
     draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
+    inlined_frames: int = 0  # the deepest nesting of inlined Python calls below the function (call_depth.has_room)
 
 
 @dataclass
@@ -182,6 +183,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, str] = {}
         self.draws: list = []  # HostDraws in program order (draws.py)
+        self.deepest = 0  # most frames inlined at once (the function's own included)
         self._init_buffers()
         self._init_survey(survey)
 
@@ -231,7 +233,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             )
             verify_module(module)
         return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects,
-                     mutations=self.mutation_commits, draws=self.draws)
+                     mutations=self.mutation_commits, draws=self.draws, inlined_frames=self.deepest - 1)
 
     def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
         if isinstance(spec, ArraySpec):
@@ -302,6 +304,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                 value = make_dict({k: v if _is_value(v) else Known(v) for k, v in value.items()})
             frame.env[name] = Known(value) if not _is_value(value) else value
         self.frames.append(frame)
+        self.deepest = max(self.deepest, len(self.frames))
         try:
             self._visit_body(node.body, top=True)
             result = Known(None)

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pyfront.bounded import BoundedCounter
+from pyfront.errors import describe_chain
 
 # "file:line: reason" (an interpreter reason) or "file:line:col: [kind] reason" (a deopt).
 _SITE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?: (?P<rest>.*)$", re.DOTALL)
@@ -97,7 +98,7 @@ class Blocker:
         return cls(error.site, line, error.reason, hint_for(error.reason), error.chain)
 
     def __str__(self) -> str:
-        where = ", called from ".join(self.chain) if len(self.chain) > 1 else self.site
+        where = describe_chain(self.chain) if len(self.chain) > 1 else self.site
         text = f"{where}: {self.reason}"
         if self.construct:
             text += f"\n      {self.construct}"

@@ -101,6 +101,7 @@ class Variant:
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
+    inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))

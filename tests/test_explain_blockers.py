@@ -157,3 +157,17 @@ def test_strict_mode_lets_compiled_calls_run(monkeypatch):
     monkeypatch.setenv("PYFRONT_STRICT", "1")
     compiled = check(compiles, [(np.ones(3), 1.0)] * 4)
     assert compiled.config.strict and pyfront.explain(compiled).compiled_calls >= 2
+
+
+def _countdown(x, n):
+    if n == 0:
+        return x
+    return _countdown(x * 1.0, n - 1)
+
+
+def test_a_recursions_repeated_call_site_is_named_once_with_its_count():
+    compiled = check(_countdown, [(np.ones(3), 40)] * 3)
+    blocker = pyfront.explain(compiled).blockers[0]
+    line = _countdown.__code__.co_firstlineno + 3
+    assert f"_countdown line {line} (31 times)" in str(blocker), blocker
+    assert len(blocker.chain) == 32  # the structured chain keeps every frame

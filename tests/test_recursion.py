@@ -15,6 +15,7 @@ import pytest
 
 import pyfront
 from differential import check
+from pyfront import call_depth
 
 pytestmark = pytest.mark.iree
 
@@ -84,3 +85,41 @@ def test_recursion_through_a_compiled_function_reaches_cpythons_depth(tmp_path):
     plain.__globals__["depth"] = compiled  # the recursive call goes through the compiled function
     got = _max_depth(compiled)
     assert got == expected, f"compiled recursion: max depth {got[0]} ({got[1]!r}), CPython {expected[0]} ({expected[1]!r})"
+
+
+INLINED = """
+def rec(x, n):
+    if n == 0:
+        return x * 1.0
+    return rec(x, n - 1) + 1.0
+
+
+def descend(x, k):
+    try:  # not compiled: every call runs in the interpreter, through the CompiledFunction
+        pass
+    finally:
+        pass
+    if k == 0:
+        return rec(x, 12)
+    return descend(x, k - 1)
+"""
+
+
+def test_compiled_code_that_inlined_calls_fails_at_cpythons_depth(tmp_path):
+    """rec(x, 12) compiles with 12 levels of recursion inlined: where CPython has no room for
+    their frames, the call runs in the interpreter and raises as CPython does (it returned)."""
+    x = np.ones(3)
+    plain = _generated(tmp_path, "descend", INLINED)
+    namespace = plain.__globals__
+    expected = _max_depth(lambda k: plain(x, k))
+    namespace["rec"] = pyfront.compile(namespace["rec"])
+    for _ in range(3):
+        namespace["rec"](x, 12)
+    assert pyfront.explain(namespace["rec"]).compiled_calls > 0
+    namespace["descend"] = pyfront.compile(plain, profile_calls=1)
+    got = _max_depth(lambda k: namespace["descend"](x, k))
+    # Exact, or deeper by at most the documented spare of an interpreted level (call_depth.py):
+    # before the room check, 12 levels deeper.
+    assert expected[0] <= got[0] <= expected[0] + call_depth._ENTRY_SPARE, (got, expected)
+    reasons = pyfront.explain(namespace["rec"]).interpreter_reasons
+    assert any("near the recursion limit" in r for r in reasons), reasons
