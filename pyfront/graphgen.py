@@ -816,6 +816,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             if "out" in kwargs and callee.name in OUT_METHODS:
                 return self._call_with_out(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}", node)
             return self._apply(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}")
+        if isinstance(callee, Obj) and not is_generator(callee.example):
+            return self._call_object(callee, args, kwargs, node)
         if not isinstance(callee, Known):
             raise Unsupported(f"calling {S.describe(callee)} is not supported", node)
         fn = callee.value
@@ -852,6 +854,16 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             raise Unsupported(f"calling bound method {fn.__qualname__} of a constant object", node)
         raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)!r} is not supported by the compiler", node)
+
+    def _call_object(self, obj: Obj, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """`self.attn(x)`, `layer(x)`: Python runs the `__call__` of the object's class (an instance
+        attribute of that name is never used), inlined like a method."""
+        cls = type(obj.example)
+        call = inspect.getattr_static(cls, "__call__", None)
+        if not isinstance(call, types.FunctionType):
+            raise Unsupported(f"calling {S.describe(obj)} is not supported", node)
+        self._guard(IdentityGuard("attr", cls, "__call__", call, self._site(node)))
+        return self._inline(call, [obj, *args], kwargs, node)
 
     def _list_method(self, lst: Seq, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
         """`lst.append(v)`, `.extend(it)`, `.insert(i, v)`, `.reverse()`, `.pop(i)` on a list this call made."""

@@ -200,6 +200,37 @@ def test_static_and_class_methods_and_properties_through_self_compile():
     assert_same(model.forward(np.ones(3)), compiled(np.ones(3)))
 
 
+class Stack:
+    """Layers called as functions inside the compiled code: `self.first(x)`, a layer from a list."""
+
+    def __init__(self):
+        self.first = Dense(_w(0.5))
+        self.rest = [Dense(_w(2.0)), Dense(_w(1.5))]
+
+    def forward(self, x):
+        h = self.first(x)
+        for layer in self.rest:
+            h = layer(h)
+        return h
+
+
+class Doubled(Dense):
+    def __call__(self, x):
+        return 2.0 * np.tanh(x @ self.w)
+
+
+def test_layer_objects_called_inside_a_compiled_function():
+    model = Stack()
+    compiled = pyfront.compile(model.forward, profile_calls=1)
+    assert _calls_agree(compiled, model.forward, [((_x(),), {})] * 3) == 2
+    model.rest[0].w = _w(3.0)  # weights are read at call time
+    assert_same(Stack.forward(model, _x()), compiled(_x()))
+    model.rest[1] = Doubled(_w(1.5))  # another class: its own __call__, never the old one
+    model.first.__call__ = lambda x: x  # Python ignores an instance's __call__: so must we
+    assert_same(Stack.forward(model, _x()), compiled(_x()))
+    assert pyfront.explain(compiled).compiled_calls >= 3
+
+
 def test_not_callable_is_refused():
     with pytest.raises(TypeError, match="needs a Python function"):
         pyfront.compile(42)

@@ -54,6 +54,31 @@ def test_zero_d_result_overwritten_by_a_later_dispatch(name):
     assert v == 2
 
 
+@pytest.mark.parametrize("data_tiling", [pytest.param(True, marks=pytest.mark.xfail(
+    strict=True, reason="IREE 3.13 fails to compile it with data tiling (tests/iree_repro/README.md)")), False])
+def test_bool_mask_fused_with_a_batch_matmul_compiles(data_tiling):
+    from iree.compiler import compile_str
+
+    flags = FLAGS + ["--iree-dispatch-creation-data-tiling"] * data_tiling
+    q, k = np.ones((2, 10, 8)), np.ones((2, 8, 10))
+    mask = np.tril(np.ones((10, 10), dtype=bool))
+    vmfb = compile_str((HERE / "masked_batch_matmul.mlir").read_text(), target_backends=["llvm-cpu"], extra_args=flags)
+    (got,) = LoadedModule(vmfb, "cpu-sync").function("f")([q, k, mask])
+    assert np.array_equal(got, np.where(mask, q @ k, -1e9))
+
+
+def masked_scores(q, k, mask):
+    return np.where(mask, q @ k, -1e9)
+
+
+def test_masked_attention_scores_compile_without_data_tiling():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 10, 8)), rng.normal(size=(2, 8, 10))
+    mask = np.tril(np.ones((10, 10), dtype=bool))
+    compiled = check(masked_scores, [(q, k, mask), (q * 2, k, mask), (q, k * 0.5, mask)])
+    assert pyfront.explain(compiled).compiled_calls > 0, pyfront.explain(compiled)
+
+
 # The Python programs that hit the bugs: pass `materialize-splats` keeps their lowered IR
 # clear of both patterns. verify="off": the compiled calls themselves are compared.
 class Box:
