@@ -719,7 +719,9 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                 raise Unsupported(f"can only concatenate {a.kind.__name__} to {a.kind.__name__}")
             return Seq(a.items + b.items, a.kind)
         if isinstance(left, Seq) or isinstance(right, Seq):
-            raise Unsupported(f"{construct(op)} on tuples/lists of arrays is not supported yet")
+            if not (_is_numpy_value(left) or _is_numpy_value(right)):
+                raise Unsupported(f"{construct(op)} on tuples/lists of arrays is not supported yet")
+            left, right = S.array_operand(left), S.array_operand(right)  # NumPy's operator runs first
         if op is ast.MatMult:
             return S.matmul(left, right)
         if op is ast.Pow:
@@ -1016,6 +1018,13 @@ OUT_METHODS = ("clip",)
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
 DICT_METHODS = (*DICT_VIEWS, "get")
+
+
+def _is_numpy_value(v: Any) -> bool:
+    """An array or NumPy scalar: with it, a Python operator runs NumPy's function (a list operand too)."""
+    if isinstance(v, Tensor):
+        return v.pytype not in (int, float, bool)
+    return isinstance(v, Known) and isinstance(v.value, (np.ndarray, np.generic))
 
 
 def _is_dict(v: Any) -> bool:

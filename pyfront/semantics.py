@@ -73,7 +73,39 @@ def to_tensor(v: Any) -> Tensor:
         return v
     if isinstance(v, Known) and isinstance(v.value, (np.ndarray, np.generic)):
         return constant(v.value)
+    if is_sequence(v):
+        return array_from_sequence(v)
     raise Unsupported(f"expected an array, got {describe(v)}")
+
+
+def is_sequence(v: Any) -> bool:
+    """A list or tuple: NumPy functions take it as the array `np.asarray` makes of it."""
+    return isinstance(v, Seq) and v.kind in (list, tuple) or isinstance(v, Known) and type(v.value) in (list, tuple)
+
+
+def array_operand(v: Any) -> Any:
+    """An operand of a NumPy function: a list or tuple becomes its array, anything else stays."""
+    return array_from_sequence(v) if is_sequence(v) else v
+
+
+def array_from_sequence(v: Seq | Known) -> Tensor:
+    """`np.asarray([a, b, ...])`: the items (arrays, scalars, nested lists) have one shape, and the
+    result their common dtype (Python scalars at their default dtypes, not weak), stacked on a new
+    first axis. A list of compile-time values is NumPy's own array of it."""
+    if isinstance(v, Known) or all(isinstance(i, Known) and not isinstance(i.value, (list, tuple)) for i in v.items):
+        values = v.value if isinstance(v, Known) else [i.value for i in v.items]
+        with warnings_as("error"):
+            try:
+                array = np.asarray(values)
+            except (ValueError, TypeError, Warning) as e:
+                raise Unsupported(f"np.asarray of this {type(values).__name__} raises {type(e).__name__}") from None
+        return constant(array)
+    ts = [to_tensor(i) if not isinstance(i, Known) or isinstance(i.value, (list, tuple))
+          else constant(np.asarray(i.value)) for i in v.items]
+    if any(t.shape != ts[0].shape for t in ts):
+        raise Unsupported("a list of arrays of different shapes (NumPy raises ValueError)")
+    dtype = check_dtype(np.result_type(*(t.dtype for t in ts)))
+    return Tensor(stack([astype(t, dtype, np.ndarray) for t in ts]).value, np.ndarray)
 
 
 def describe(v: Any) -> str:
@@ -140,6 +172,7 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
     """Apply a NumPy ufunc (one output) to front-end values."""
     if all(isinstance(o, Known) for o in operands):
         return fold(uf, *(o.value for o in operands))
+    operands = tuple(array_operand(o) for o in operands)
     if uf not in UFUNC_PRIMITIVE:
         raise Unsupported(f"np.{uf.__name__} is not supported by the compiler yet")
     if all(_is_python_scalar(o) for o in operands):
@@ -434,6 +467,7 @@ def power(base: Any, exponent: Any) -> Any:
 def where(cond: Any, x: Any, y: Any) -> Any:
     if all(isinstance(o, Known) for o in (cond, x, y)):
         return fold(np.where, cond.value, x.value, y.value)
+    cond, x, y = (array_operand(o) for o in (cond, x, y))
     c = astype(to_tensor(cond) if not isinstance(cond, Known) else constant(cond.value), BOOL)
     try:
         dtype = check_dtype(np.result_type(*(o.value if isinstance(o, Known) and type(o.value) in (int, float)
@@ -480,6 +514,7 @@ def _bounded_keeping_ties(x: Any, bound: Any, extremum: np.ufunc) -> Any:
 def matmul(a: Any, b: Any) -> Any:
     if isinstance(a, Known) and isinstance(b, Known):
         return fold(np.matmul, a.value, b.value)
+    a, b = array_operand(a), array_operand(b)
     try:
         loop = np.matmul.resolve_dtypes((_weak_dtype(a), _weak_dtype(b), None))
     except Exception as e:  # noqa: BLE001

@@ -278,3 +278,36 @@ def test_default_sort_of_floats_deopts_on_zeros_of_both_signs():
     values = np.array([[0.0, -0.0, 1.0, np.nan], [2.0, np.nan, -1.0, 0.0]])
     compiled = check(sort_rows, [(values + 1,)] * 3 + [(values,)])
     assert "+0.0 and -0.0" in str(pyfront.explain(compiled))
+
+
+def array_likes(x, y, n, s):
+    """Lists and tuples where NumPy takes arrays: built from computed values, passed to NumPy
+    functions, and as operands of operators whose other side is an array."""
+    return (np.array([x.sum(), x.max(), s]), np.array([x, y]).mean(0), np.asarray((x, 2 * y, x)),
+            np.array([[s, 1.0], [2.0, s * s]]), np.concatenate(([n], np.arange(3))),
+            np.maximum(x, [0.0, 0.5, 1.0]), x + [1, 2, 3], [1, 2, 3] * x, (s, 2.0, 3.0) - x,
+            np.where([True, False, True], x, y), np.array([np.float32(1.5), s]), np.array([n, 2.5]),
+            np.array([n > 1, True]), [x[0], s] @ np.ones((2, 2)), x @ [s, 1.0, 2.0])
+
+
+def test_lists_and_tuples_as_arrays():
+    calls = [(np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.25, -1.0]), n, s)
+             for n, s in [(2, 1.5), (3, -0.5), (0, 2.0)]]
+    _compiled(array_likes, calls)
+
+
+def ragged_list(x, y):
+    return np.array([x, y])
+
+
+def test_a_ragged_list_raises_numpys_error_in_the_interpreter():
+    compiled = check(ragged_list, [(np.ones(3), np.ones(2))] * 3)
+    assert "different shapes" in str(pyfront.explain(compiled))
+
+
+def repeat_list(x, n):
+    return [x] * n, n * [1.5]  # Python's list repetition: no array involved
+
+
+def test_list_repetition_by_a_python_int_stays_python():
+    check(repeat_list, [(np.ones(2), 2), (np.ones(2), 3)])
