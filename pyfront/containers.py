@@ -345,7 +345,7 @@ class ContainerMixin:
         if isinstance(value, Obj):
             return Known(self._state_len(value, node))
         if isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim:
-            return Known(S.static_shape(value, "len()")[0])
+            return S.shape(value).items[0] if value.shape[0] is None else Known(value.shape[0])
         raise Unsupported(f"len() of {S.describe(value)} is not supported (Python raises TypeError)", node)
 
     def _builtin_sum(self, args, kwargs, node):

@@ -718,10 +718,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             if a.kind is not b.kind:
                 raise Unsupported(f"can only concatenate {a.kind.__name__} to {a.kind.__name__}")
             return Seq(a.items + b.items, a.kind)
-        if isinstance(left, Seq) or isinstance(right, Seq):
-            if not (_is_numpy_value(left) or _is_numpy_value(right)):
-                raise Unsupported(f"{construct(op)} on tuples/lists of arrays is not supported yet")
-            left, right = S.array_operand(left), S.array_operand(right)  # NumPy's operator runs first
+        left, right = _operator_operands(left, right, construct(op))
         if op is ast.MatMult:
             return S.matmul(left, right)
         if op is ast.Pow:
@@ -733,6 +730,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         pyop, uf = UNARYOPS[type(node.op)]
         if isinstance(operand, Known):
             return S.fold(pyop, operand.value)
+        if S.is_sequence(operand):
+            raise Unsupported(f"{construct(node.op)} of a tuple or list (Python raises TypeError)", node)
         if isinstance(node.op, ast.UAdd) and isinstance(operand, Tensor):
             return Tensor(operand.value, operand.pytype)  # +x is a copy
         if isinstance(node.op, ast.Not):  # a Python bool; NumPy raises for arrays of several elements
@@ -761,7 +760,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return Known(isinstance(node.ops[0], ast.IsNot))  # `self.m is None` where self.m holds a dict
         if uf is None:
             raise Unsupported(f"{construct(node.ops[0])} on computed values is not supported yet", node)
-        return S.ufunc(uf, left, right)
+        return S.ufunc(uf, *_operator_operands(left, right, construct(node.ops[0])))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         result = None
@@ -1020,8 +1019,19 @@ DICT_VIEWS = ("keys", "values", "items")
 DICT_METHODS = (*DICT_VIEWS, "get")
 
 
+def _operator_operands(left: Any, right: Any, what: str) -> tuple[Any, Any]:
+    """The operands of a Python operator. Beside an array or NumPy scalar, a list or tuple is the
+    array NumPy makes of it (NumPy's operator runs first); otherwise Python's list and tuple
+    operators apply (`n * [0.0]`, `[a] == [b]`), which compiled code does not do."""
+    if not (S.is_sequence(left) or S.is_sequence(right)):
+        return left, right
+    if not (_is_numpy_value(left) or _is_numpy_value(right)):
+        raise Unsupported(f"{what} on tuples/lists of arrays is not supported yet")
+    return S.array_operand(left), S.array_operand(right)
+
+
 def _is_numpy_value(v: Any) -> bool:
-    """An array or NumPy scalar: with it, a Python operator runs NumPy's function (a list operand too)."""
+    """An array or NumPy scalar (not a Python int, float or bool)."""
     if isinstance(v, Tensor):
         return v.pytype not in (int, float, bool)
     return isinstance(v, Known) and isinstance(v.value, (np.ndarray, np.generic))

@@ -313,12 +313,12 @@ def _full_like(a, fill_value, dtype=Known(None)):
 def _shape_of(a):
     if isinstance(a, Known):
         return S.fold(np.shape, a.value)
-    return Known(S.static_shape(S.to_tensor(a), "np.shape"))
+    return S.shape(S.to_tensor(a))
 
 
 # Array attributes that are compile-time facts, and those that compute.
 ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
-    "shape": lambda t: Known(S.static_shape(t, "x.shape")),
+    "shape": S.shape,
     "ndim": lambda t: Known(t.ndim),
     "size": lambda t: Known(int(np.prod(S.static_shape(t, "x.size"), dtype=np.int64))),
     "dtype": lambda t: Known(t.dtype),
@@ -326,26 +326,23 @@ ATTRIBUTES: dict[str, Callable[[Tensor], Any]] = {
 }
 
 
-# Python conversions of computed values: float(t), len(t), np.float32(t), ...
+# Python conversions of computed values: float(t), int(t), bool(t), np.float32(t), ...
 
 
 def converts(fn: Any) -> bool:
-    return fn in (float, len) or (isinstance(fn, type) and issubclass(fn, np.generic))
+    return fn in (float, int, bool) or (isinstance(fn, type) and issubclass(fn, np.generic))
 
 
 def convert(fn: Any, value: Any) -> Any:
-    if fn is len:
-        if isinstance(value, Seq):
-            return Known(len(value.items))
-        t = S.to_tensor(value)
-        if t.ndim == 0:
-            raise Unsupported("len() of unsized object")
-        return Known(S.static_shape(t, "len()")[0])
+    if fn is bool:  # Python's truth test: NumPy allows any one-element array
+        return Tensor(S.truth(value), bool)
     t = S.to_tensor(value)
     if t.ndim != 0:
         raise Unsupported(f"{fn.__name__}() of an array (only 0-d values convert)")
     if fn is float:
         return S.astype(t, np.dtype(np.float64), float)
+    if fn is int:  # truncates; NaN, inf and values past int64 fail the cast's guard (Python raises or grows)
+        return S.astype(t, np.dtype(np.int64), int)
     return S.astype(t, np.dtype(fn), fn)
 
 

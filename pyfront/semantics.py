@@ -439,6 +439,8 @@ def guard(cond: ir.Value, kind: str, reason: str) -> None:
 
 def truth(v: Any) -> ir.Value:
     """`bool(v)` of a computed value as a 0-d tensor<i1> (NumPy: only single-element arrays)."""
+    if is_sequence(v):  # a list's truth is whether it is empty, not its array's
+        raise Unsupported("the truth value of a tuple or list built here is not supported yet")
     t = to_tensor(v)
     if None in t.shape or int(np.prod(t.shape, dtype=np.int64)) != 1:
         raise Unsupported("the truth value of an array with more than one element is ambiguous (NumPy raises)")
@@ -762,6 +764,14 @@ def _reshape_value(value: ir.Value, shape: tuple[int | None, ...]) -> ir.Value:
     if shape.count(None) > 1:
         raise Unsupported("reshaping to more than one dimension of varying size is not supported yet")
     return build("reshape", [value], shape=tuple(-1 if d is None else d for d in shape))
+
+
+def shape(t: Tensor) -> Known | Seq:
+    """`t.shape`: a tuple of ints, those of dims that vary between calls computed (Python ints)."""
+    if None not in t.shape:
+        return Known(t.shape)
+    return Seq(tuple(Known(d) if d is not None else Tensor(build("dim", [t.value], axis=i), int)
+                     for i, d in enumerate(t.shape)), tuple)
 
 
 def static_shape(t: Tensor, what: str) -> tuple[int, ...]:

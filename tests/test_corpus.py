@@ -218,3 +218,15 @@ def test_recursive_net_over_trees():
         assert_same_trees(plain_trees, trees, plain_rnn, rnn, f"step {i}")
         assert rnn.stack[0] is rnn.L  # still shared, updated in place
     assert_mostly_compiled(step)
+
+
+def test_transformer_block():
+    m = load("transformer", "corpus_transformer_compiled")
+    rng = np.random.default_rng(0)
+    block = m.TransformerBlock(32, 4, 64, rng)
+    plain = copy.deepcopy(block)
+    forward = pyfront.compile(block.forward)
+    for i in range(8):
+        x, causal = rng.normal(size=(2, 10, 32)), i % 4 != 3
+        assert_same(plain.forward(x, causal=causal), forward(x, causal=causal), f"call {i}")
+    assert_mostly_compiled(forward)

@@ -535,3 +535,34 @@ def test_index_array_whose_length_varies_between_calls():
                                       (w, np.array([0, 1, 2, 3, 4, 5, 6])), (w, np.array([3, 3, 3, 12]))])
     report = str(pyfront.explain(compiled))
     assert "-> dynamic" in report and "relaxation undone" not in report, report
+
+
+def cluster_means(X, C):
+    """k-means' update step as people write it: len() of a masked selection, a branch on it."""
+    labels = np.argmin(((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=-1), axis=1)
+    new_C = np.empty_like(C)
+    for k in range(C.shape[0]):
+        members = X[labels == k]
+        if len(members) > 0:
+            new_C[k] = members.mean(axis=0)
+        else:
+            new_C[k] = C[k]
+    return new_C, labels
+
+
+def test_len_of_a_data_dependent_selection_compiles():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    far = np.array([[0.0, 0.0], [1.0, 1.0], [50.0, 50.0]])  # the third cluster gets no member
+    _compiled(cluster_means, [(X, X[:3].copy()), (X, X[3:6].copy()), (X, far), (X * 2, far)])
+
+
+def dims_at_run_time(x):
+    n, d = x.shape
+    picked = x[x[:, 0] > 0]
+    return picked.shape, len(picked), np.shape(picked)[0] * d, picked.sum(axis=0) / (len(picked) + 1), n
+
+
+def test_shape_and_len_of_dims_known_only_at_run_time():
+    rng = np.random.default_rng(1)
+    _compiled(dims_at_run_time, [(rng.normal(size=(6, 2)),) for _ in range(4)] + [(-np.ones((6, 2)),)])

@@ -305,9 +305,40 @@ def test_a_ragged_list_raises_numpys_error_in_the_interpreter():
     assert "different shapes" in str(pyfront.explain(compiled))
 
 
-def repeat_list(x, n):
-    return [x] * n, n * [1.5]  # Python's list repetition: no array involved
+SCALES = [1.5, 2.5]
 
 
-def test_list_repetition_by_a_python_int_stays_python():
-    check(repeat_list, [(np.ones(2), 2), (np.ones(2), 3)])
+def python_list_operators(x, n, s):
+    """Python's own list operators: no array involved, whatever the items."""
+    return [x] * n, n * SCALES, [s] == [x.sum()], [s] < [1.0], bool([x[:1]]), [x[0]] if [s] else None
+
+
+def test_python_list_operators_stay_python():
+    check(python_list_operators, [(np.zeros(2), 2, 0.0), (np.ones(2), 3, 2.0), (np.ones(2), 1, 0.5)])
+
+
+def negated_list(x):
+    return -[x]
+
+
+def test_negating_a_list_raises_pythons_type_error():
+    check(negated_list, [(np.ones(2),)] * 3)
+
+
+def conversions(x, i):
+    return int(x.argmax()), int(x[0] * 2.5), int(x.sum() > 1), bool(x[1] > 0), bool(x[:1]), int(i), bool(i)
+
+
+def test_int_and_bool_of_computed_values():
+    calls = [(np.array([1.5, -2.0, 3.7]), np.int32(4)), (np.array([-1.5, 2.0, 0.7]), np.int32(0)),
+             (np.array([2.5, 0.0, -0.7]), np.int32(-3))]
+    _compiled(conversions, calls)
+
+
+def int_of(x):
+    return int(x[0])
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, 3e20, -3e20])
+def test_int_of_a_float_python_rejects_or_grows_runs_in_the_interpreter(value):
+    check(int_of, [(np.array([1.5]),), (np.array([2.5]),), (np.array([value]),), (np.array([0.5]),)])

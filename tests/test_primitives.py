@@ -227,6 +227,7 @@ SPECS: dict[str, list[Spec]] = {
                     _spec([(4, 3), (2, 4), (2,)], "one", axes=(1,))],
     "compress": [_spec([(3, 4), (3,)]), _spec([(3, 4), (3, 4)], "one")],
     "expand": [_spec([(3, 2), (2, 3)])],
+    "dim": [_spec([(3, 4)], axis=1)],
     "flip": [_spec([(3, 4)], axes=(0, 1)), _spec([(2, 3, 4)], "one", axes=(1,))],
     "dynamic_slice": [_spec([(6, 7), (), ()], sizes=(2, 3), strides=(2, 2)),
                       _spec([(5,), ()], "one", sizes=(3,), strides=(1,))],

@@ -1,4 +1,5 @@
-"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice, update_slice, take, and their gradients.
+"""Shape primitives: reshape, transpose, broadcast_to, concatenate, slice, update_slice, take, and their gradients;
+`dim`, a dynamic dim's size as a value (`len(x)`, `x.shape[0]`).
 
 `slice` is NumPy basic slicing along every dimension with positive steps
 (offsets, sizes and strides already normalized by the front end); integer
@@ -473,4 +474,21 @@ CONCATENATE_GRAD = primitive(
         Attr("index", "int", "which operand of the concatenation"),
     ),
     vjp=_concatenate_grad_vjp,
+)
+
+
+def _lower_dim(view, x):
+    size = arith.index_cast(ir.IntegerType.get_signless(64), tensor.dim(x, emit.index(view.axis)))
+    return tensor.from_elements(tensor_type((), np.dtype(np.int64)), [size])
+
+
+DIM = primitive(
+    "dim",
+    "The size of dimension `axis` of x, as a 0-d int64 (for a dim known only at run time).",
+    impl=lambda x, axis: np.int64(np.shape(x)[axis]),
+    shape_rule=lambda x, axis: (),
+    dtype_rule=lambda x, axis: np.dtype(np.int64),
+    lower=_lower_dim,
+    arity=1,
+    params=(Attr("axis", "int", "the dimension, non-negative"),),
 )
