@@ -486,32 +486,24 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return self._inplace(op, current, operand, node)
         return self._binop(op, current, operand)
 
-    def _aliased(self, t: Any) -> bool:
-        """Whether anything but one local name refers to `t` (a view of `t` counts: it shares memory)."""
-        def refers(v: Any) -> bool:
-            return v is t or isinstance(v, Tensor) and v.view is not None and v.view.base is t
-
-        refs = 0
-        for frame in self.frames:
-            for v in frame.env.values():
-                refs += sum(1 for leaf in _nodes(v) if refers(leaf))
-        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
-            refs += sum(1 for v in stored.values() if refers(v))  # local copies of Python state
-        return refs > 1
-
     def _replace_list(self, old: Seq, items: tuple, node: ast.AST) -> None:
         self._check_not_iterating(id(old), True, node)
         self._replace_value(old, Seq(items, list), node)
 
     def _replace_value(self, old: Seq, new: Seq, node: ast.AST) -> None:
-        """Mutate a list or dict created in this call, which only one local name refers to."""
-        if old.source is not None or self._aliased(old):
-            raise Unsupported(f"mutating a {old.kind.__name__} that the caller or other names can see "
+        """Mutate a list or dict created in this call: it is one object in Python, so every name,
+        container, attribute or item it was stored into, and pending store refers to `new` now."""
+        if old.source is not None:
+            raise Unsupported(f"mutating a {old.kind.__name__} that the caller can see is not supported yet", node)
+        if self.hoist_points:  # the new items live in the region; a range loop is unrolled instead
+            raise Unsupported(f"mutating a {old.kind.__name__} inside a branch or loop on a computed value "
                               "is not supported yet", node)
+        swap = _Substitution(old, new)
         for frame in self.frames:
-            for name, v in frame.env.items():
-                if v is old:
-                    frame.env[name] = new
+            frame.env.update((name, swap(v)) for name, v in frame.env.items())
+        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
+            stored.update((key, swap(v)) for key, v in stored.items())
+        self.stores.update((key, (path, swap(v))) for key, (path, v) in self.stores.items())
 
     def _assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -1017,6 +1009,30 @@ OUT_METHODS = ("clip",)
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
 DICT_METHODS = (*DICT_VIEWS, "get")
+
+
+class _Substitution:
+    """A value with `old` replaced by `new` wherever it occurs inside it (tuples, lists, dicts and
+    dict views holding it are rebuilt, each once: what was one object stays one object)."""
+
+    def __init__(self, old: Seq, new: Seq):
+        self.memo: dict[int, Any] = {id(old): new}
+        self.keep = [old]  # ids in memo stay valid while this lives
+
+    def __call__(self, v: Any) -> Any:
+        if id(v) in self.memo:
+            return self.memo[id(v)]
+        if isinstance(v, Seq):
+            items = tuple(self(i) for i in v.items)
+            result = v if all(a is b for a, b in zip(items, v.items)) else Seq(items, v.kind, v.source)
+        elif isinstance(v, DictView):
+            mapping = self(v.mapping)
+            result = v if mapping is v.mapping else DictView(mapping, v.kind)
+        else:
+            return v
+        self.memo[id(v)] = result
+        self.keep.append(v)
+        return result
 
 
 def _operator_operands(left: Any, right: Any, what: str) -> tuple[Any, Any]:

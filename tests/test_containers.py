@@ -343,3 +343,37 @@ def test_messages_never_show_an_array_repr():
     from pyfront.values import Known
 
     assert S.describe(Known(np.arange(1000.0))) == "ndarray of float64 (1000,)"
+
+
+class Recorder:
+    pass
+
+
+def record_activations(net, x):
+    """Layer code caching activations: lists stored on self, then appended to (one object in Python)."""
+    net.acts, net.masks = [x], []
+    h = x
+    for _ in range(3):
+        h = np.tanh(h * 1.5)
+        net.acts.append(h)
+        net.masks.append(h > 0)
+    return h.sum()
+
+
+def one_list_many_names(x):
+    d = {"c": [x]}
+    d["c"].append(x * 2)  # a list inside a dict
+    a = []
+    b = a
+    b.append(x)  # seen through `a` too
+    t = (a, 1)
+    a.append(x + 1)  # and through the tuple
+    v = d.values()
+    d["e"] = [x]  # a dict view is live
+    return d, len(a), t, list(v)
+
+
+@pytest.mark.parametrize("fn, first", [(record_activations, (Recorder(),)), (one_list_many_names, ())])
+def test_a_list_appended_to_is_one_object_everywhere_it_is_stored(fn, first):
+    compiled = check(fn, [first + (np.ones(3) * k,) for k in range(4)])
+    assert pyfront.explain(compiled).compiled_calls > 0
