@@ -221,6 +221,8 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
         raise Unsupported(f"{what} is assigned in only one branch of a condition on a computed value", node)
     if isinstance(a, Known) and isinstance(b, Known) and type(a.value) is type(b.value) and a.value is b.value:
         return a
+    if isinstance(a, Known) and isinstance(b, Known) and _same_scalar_type(a.value, b.value):
+        return _Pending(_scalar(a.value, what, node), _scalar(b.value, what, node))  # `1 if x > 0 else 0`
     if isinstance(a, Seq) and isinstance(b, Seq) and a.kind is b.kind and len(a.items) == len(b.items):
         return Seq(tuple(_merge(x, y, f"{what}[{i}]", node) for i, (x, y) in enumerate(zip(a.items, b.items))),
                    a.kind)
@@ -240,6 +242,22 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
         constant = _materialized(known.value, computed, what, node)
         return _Pending(constant, computed) if known is a else _Pending(computed, constant)
     raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
+
+
+def _same_scalar_type(a: Any, b: Any) -> bool:
+    """Two constants of one Python scalar type, or NumPy scalars of one dtype."""
+    if type(a) is not type(b):
+        return False
+    return type(a) in (int, float, bool) or isinstance(a, np.generic) and a.dtype == b.dtype
+
+
+def _scalar(value: Any, what: str, node: ast.AST) -> Tensor:
+    """A scalar constant as a computed value of its own Python type (an int as int64)."""
+    dtype = {int: np.dtype(np.int64), float: np.dtype(np.float64), bool: np.dtype(np.bool_)}.get(type(value))
+    try:
+        return Tensor(S.constant(value, dtype if dtype is not None else value.dtype).value, type(value))
+    except OverflowError:
+        raise Unsupported(f"{what} is {value!r} in one branch: out of range for int64", node) from None
 
 
 def _materialized(value: Any, computed: Tensor, what: str, node: ast.AST) -> Tensor:

@@ -146,3 +146,50 @@ def ambiguous(x):
 
 def test_truth_of_an_array_raises_like_numpy():
     check(ambiguous, [(np.ones(3),), (np.ones(3),)])
+
+
+def constants_by_branch(y, x):
+    labels = np.array([1 if v > 0 else 0 for v in y])
+    sign = 1.0 if x.sum() > 0 else -1.0
+    flag = True if x[0] > x[1] else False
+    scale = np.float32(0.5) if x[1] > 0 else np.float32(2.0)
+    return labels, sign * x, flag, scale
+
+
+def int_too_large(x):
+    return 10 ** 20 if x[0] > 0 else 0
+
+
+def test_python_constants_chosen_by_a_computed_condition():
+    calls = [(np.array([1.5, -2.0, 0.0]), np.array([0.5, -1.0])), (np.array([-1.0, 2.0, 3.0]), np.array([-0.5, 1.0])),
+             (np.array([0.0, 0.0, 1.0]), np.array([2.0, 3.0]))]
+    compiled = check(constants_by_branch, calls)
+    assert pyfront.explain(compiled).compiled_calls > 0
+    compiled = check(int_too_large, [c[1:] for c in calls])
+    assert "out of range for int64" in str(pyfront.explain(compiled))  # 10 ** 20: the interpreter's
+
+
+class Perceptron:
+    """A perceptron as tutorials write it: labels mapped by a comprehension, a loop over the rows."""
+
+    def __init__(self, lr=0.01, n_iters=2):
+        self.lr, self.n_iters = lr, n_iters
+
+    def fit(self, X, y):
+        self.weights, self.bias = np.zeros(X.shape[1]), 0
+        y_ = np.array([1 if i > 0 else 0 for i in y])
+        for _ in range(self.n_iters):
+            for idx, x_i in enumerate(X):
+                y_predicted = np.where(np.dot(x_i, self.weights) + self.bias > 0, 1, 0)
+                update = self.lr * (y_[idx] - y_predicted)
+                self.weights += update * x_i
+                self.bias += update
+        return self.weights, self.bias
+
+
+def test_textbook_perceptron_fit():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2))
+    calls = [(Perceptron(), X * k, np.where(X[:, 0] > 0, 1, -1)) for k in (1.0, 2.0, -1.0)]
+    compiled = check(Perceptron.fit, calls)
+    assert pyfront.explain(compiled).compiled_calls > 0
