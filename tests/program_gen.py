@@ -704,6 +704,9 @@ class Builder:
             text, kind, _ = self.key(x, ("index", "mask"))
             expr = f"{x.name}[{text}]"
         sample, meta = self.evaluate(expr, [x], _same)
+        if isinstance(sample, np.ndarray) and np.may_share_memory(sample, x.sample):
+            # A 0-d index array indexes as an int: a view at computed positions, as x[k].
+            return expr, sample, meta | _view_of(x) | {"computed_view": True}
         # NumPy lays out x[:, idx] in another order (the compiler's gather transposes); a mask
         # read's length depends on the data.
         return expr, sample, meta | {"transposed": text.startswith((":", ".")), "data_shaped": kind == "mask"}

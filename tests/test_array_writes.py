@@ -375,3 +375,17 @@ def test_augmented_write_into_an_empty_selection_compiles():
     array was an internal compiler error (the fuzzer's `a0[1:3] += a3`)."""
     a = np.ones((1, 2), np.float32)
     _compiled(add_into_an_empty_selection, [(a, np.array(0)), (a, np.array(0)), (a * 2, np.array(3))])
+
+
+def sliced_at_i_then_written(x, i):
+    a = np.zeros(4)
+    b = a[i:i + 2]  # a view at computed positions of a folded array: of a lifted copy, compiled
+    a[i] = x[0]
+    return b * 1
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (docs/what-compiles.md): the view does not see the write; "
+                                       "the verified first call of the variant catches it")
+def test_view_at_computed_positions_of_a_folded_array_sees_a_later_write():
+    x = np.arange(3.0) + 1
+    check(sliced_at_i_then_written, [(x, 0), (x, 0), (x, 1), (x + 1, 2)])

@@ -79,6 +79,27 @@ def test_masked_attention_scores_compile_without_data_tiling():
     assert pyfront.explain(compiled).compiled_calls > 0, pyfront.explain(compiled)
 
 
+@pytest.mark.parametrize("name", [pytest.param("scatter_two_axes.mlir", marks=IREE_313_BUG),
+                                  "scatter_two_axes_barrier.mlir"])
+def test_one_reduction_read_along_two_dims(name):
+    (got,) = _run(name, "f", [np.zeros((3, 3), np.float32), np.array([1, 0])])
+    assert got.tolist() == [[2, 2, 1.5], [2, 2, 1.5], [2, 2, 0]]
+
+
+def rows_then_columns(a, idx):
+    b = a * 1
+    b[idx] = 1.5
+    c = b * 1
+    c[:, idx] = 2
+    return c
+
+
+def test_scatters_along_two_dims_with_one_index():
+    a = np.zeros((3, 3), np.float32)
+    compiled = check(rows_then_columns, [(a, np.array([1, 0]))] * 3, verify="off")
+    assert pyfront.explain(compiled).compiled_calls == 2
+
+
 # The Python programs that hit the bugs: pass `materialize-splats` keeps their lowered IR
 # clear of both patterns. verify="off": the compiled calls themselves are compared.
 class Box:

@@ -314,6 +314,7 @@ def _lower_scatter(view, x, v, *indices):
     (last,) = emit.generic(list(indices), [idx_map] * k, [emit.fill(-1, [x_dims[a] for a in axes], I64)],
                            [_amap(n, [_d(j) for j in range(k)])],
                            [emit.PARALLEL] * k + [emit.REDUCTION] * len(searched), last_body)
+    last = _barrier(last)
 
     rows = emit.product(b_dims)
     flat_v = emit.reshape(v, [rows, *(x_dims[d] for d in rest)])
@@ -328,6 +329,18 @@ def _lower_scatter(view, x, v, *indices):
     (out,) = emit.generic([x, last], [ident, last_map], [emit.empty(x_dims, tensor_dtype(x.type))], [ident],
                           [emit.PARALLEL] * rank, pick_body)
     return out
+
+
+def _barrier(value: ir.Value) -> ir.Value:
+    """`value` behind a `util.optimization_barrier`, where its shape is static.
+
+    IREE 3.13 miscompiles a scatter's `last` read along another dim by a later scatter with the
+    same index (`b[idx] = 1.5; c = b * 1; c[:, idx] = 2`: CSE makes one `last` for both): it fuses
+    the reduction into both pickers and computes garbage (tests/iree_repro/scatter_two_axes.mlir).
+    A dynamic shape keeps no barrier: IREE cannot resolve `tensor.dim` through one."""
+    if None in shape_of(value.type):
+        return value
+    return ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value]).result
 
 
 def _scatter_add_vjp(ct, out, x, v, *indices, axes):
