@@ -531,7 +531,8 @@ def take(x: Tensor, indices: Any, axis: int) -> Tensor:
     """`np.take(x, indices, axis)` (mode 'raise'): x[..., indices, ...] at `axis`, a C-ordered copy."""
     part = _part(indices)
     if type(part) is int or isinstance(part, Tensor) and part.ndim == 0 or not _is_array(part) or _is_mask(part):
-        return getitem(x, (slice(None),) * axis + (indices,))
+        picked = getitem(x, (slice(None),) * axis + (indices,))
+        return Tensor(picked.value, picked.pytype) if isinstance(picked, Tensor) else picked  # a copy, never a view
     index = _index_array(part, x.shape[axis], axis)
     return Tensor(S.build("gather", [x.value, index.value], axes=[axis], at=axis), np.ndarray)
 

@@ -566,3 +566,16 @@ def dims_at_run_time(x):
 def test_shape_and_len_of_dims_known_only_at_run_time():
     rng = np.random.default_rng(1)
     _compiled(dims_at_run_time, [(rng.normal(size=(6, 2)),) for _ in range(4)] + [(-np.ones((6, 2)),)])
+
+
+def take_is_a_copy(w, i):
+    rows = np.take(w, i, axis=0)  # a 0-d index array: still a copy (a[i] is NumPy's view only for ints)
+    first = np.take(w, 0, axis=0)
+    w[0] = 7.0
+    w[i] = 8.0
+    return rows, first
+
+
+def test_np_take_with_a_single_index_returns_a_copy():
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    _compiled(take_is_a_copy, [(w, np.array(1)), (w, np.array(2)), (w, np.array(-1))])
