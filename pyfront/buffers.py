@@ -195,7 +195,9 @@ class BufferMixin:
             yield value
 
     def _swap_buffer(self, is_buffer, version):
-        """Replace every value `is_buffer` accepts by `version(value)`, and re-derive their views.
+        """Replace every value `is_buffer` accepts (an array, or a list or dict the call made) by
+        `version(value)` in every name, container, stored value and pending store, and re-derive
+        the views of arrays.
 
         Returns the replacement function, for values held elsewhere (the target of the write)."""
         memo: dict[int, Any] = {}
@@ -204,7 +206,7 @@ class BufferMixin:
             if id(v) in memo:
                 return memo[id(v)]
             new = v
-            if isinstance(v, (Tensor, Known)) and is_buffer(v):
+            if isinstance(v, (Tensor, Known, Seq)) and is_buffer(v):
                 new = version(v)
             elif isinstance(v, Tensor):
                 if v.view is not None and is_buffer(v.view.base):

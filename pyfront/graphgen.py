@@ -498,12 +498,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if self.hoist_points:  # the new items live in the region; a range loop is unrolled instead
             raise Unsupported(f"mutating a {old.kind.__name__} inside a branch or loop on a computed value "
                               "is not supported yet", node)
-        swap = _Substitution(old, new)
-        for frame in self.frames:
-            frame.env.update((name, swap(v)) for name, v in frame.env.items())
-        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
-            stored.update((key, swap(v)) for key, v in stored.items())
-        self.stores.update((key, (path, swap(v))) for key, (path, v) in self.stores.items())
+        self._swap_buffer(lambda v: v is old, lambda v: new)
 
     def _assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -1009,30 +1004,6 @@ OUT_METHODS = ("clip",)
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
 DICT_METHODS = (*DICT_VIEWS, "get")
-
-
-class _Substitution:
-    """A value with `old` replaced by `new` wherever it occurs inside it (tuples, lists, dicts and
-    dict views holding it are rebuilt, each once: what was one object stays one object)."""
-
-    def __init__(self, old: Seq, new: Seq):
-        self.memo: dict[int, Any] = {id(old): new}
-        self.keep = [old]  # ids in memo stay valid while this lives
-
-    def __call__(self, v: Any) -> Any:
-        if id(v) in self.memo:
-            return self.memo[id(v)]
-        if isinstance(v, Seq):
-            items = tuple(self(i) for i in v.items)
-            result = v if all(a is b for a, b in zip(items, v.items)) else Seq(items, v.kind, v.source)
-        elif isinstance(v, DictView):
-            mapping = self(v.mapping)
-            result = v if mapping is v.mapping else DictView(mapping, v.kind)
-        else:
-            return v
-        self.memo[id(v)] = result
-        self.keep.append(v)
-        return result
 
 
 def _operator_operands(left: Any, right: Any, what: str) -> tuple[Any, Any]:
