@@ -73,15 +73,16 @@ def _params_digest(params: Any) -> bytes:
 class DataParallel:
     """A training step that shards the batch over the ranks and averages the gradients (module docstring)."""
 
-    def __init__(self, loss: Any, update: Any, *, comm: Any = None, compile: bool = True):
+    def __init__(self, loss: Any, update: Any, *, comm: Any = None, compile: bool = True, **options: Any):
+        """`options` are `pyfront.compile`'s (`backend="cpu-sync"` suits one process per core)."""
         import pyfront
 
         self.comm = comm
         self.value_and_grad = pyfront.value_and_grad(loss)
         self.update = update
         if compile:
-            self.value_and_grad = pyfront.compile(self.value_and_grad)
-            self.update = pyfront.compile(update)
+            self.value_and_grad = pyfront.compile(self.value_and_grad, **options)
+            self.update = pyfront.compile(update, **options)
         self.steps = 0
         self.resyncs = 0
         self._synced = False
