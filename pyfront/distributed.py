@@ -68,6 +68,7 @@ TIMEOUT_ENV = "PYFRONT_MPI_TIMEOUT"
 # Dtypes MPI reduces natively (mpi4py's buffer typecodes): ints, uints, float32/64, complex64/128.
 _MPI_DTYPE_CHARS = "bhilqBHILQfdFD"
 _DIGEST_BYTES = 16
+_ABORT_GRACE_SECONDS = 0.5
 _UNSET = object()
 
 
@@ -260,6 +261,9 @@ def abort(message: str) -> None:
     MPI = _mpi()
     sys.stderr.write(f"pyfront.distributed: {message}; aborting every rank (MPI_Abort)\n")
     sys.stderr.flush()
+    # mpiexec forwards a rank's output through a pipe that MPI_Abort's teardown can close before it is
+    # drained (MPICH's hydra lost this line about one time in ten): give it a moment to forward the reason.
+    time.sleep(_ABORT_GRACE_SECONDS)
     MPI.COMM_WORLD.Abort(1)
 
 
