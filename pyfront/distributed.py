@@ -14,8 +14,8 @@ rank of one, and every collective is the identity.
 What a call guarantees:
 
 * One message per dtype: the tree's leaves are packed into one contiguous
-  buffer per dtype (in tree order), and each buffer is one nonblocking MPI
-  collective, all posted before any is waited on; never one message per array.
+  buffer per dtype (in tree order), and each buffer is one MPI collective;
+  never one message per array.
 * Agreement first: before the data moves, every rank contributes a 33-byte
   record (a status byte and a digest of its tree's paths, dtypes and shapes,
   and of the operation) to one allgather. When they all match, the data
@@ -168,7 +168,7 @@ def agree(comm: Any, what: str, signature: tuple | None, error: str | None, extr
     record = np.frombuffer(bytes([error is not None]) + _digest(repr(signature) if error is None else error)
                            + extra, np.uint8)
     gathered = np.empty((comm.Get_size(), record.size), np.uint8)
-    _wait(comm, [comm.Iallgather(record, gathered)], what)
+    complete(comm, what, "Allgather", [((record, gathered), {})])
     failed = gathered[:, 0].any()
     if not failed and (gathered[:, 1:1 + _DIGEST_BYTES] == gathered[0, 1:1 + _DIGEST_BYTES]).all():
         return [row[1 + _DIGEST_BYTES:].tobytes() for row in gathered]
@@ -241,13 +241,22 @@ def _check_transportable(path: str, dtype: np.dtype) -> None:
                         f"complex dtype)")
 
 
-def _wait(comm: Any, requests: list, what: str) -> None:
-    """Wait for `requests`; past the timeout, abort the job (an MPI collective cannot be cancelled)."""
-    MPI = _mpi()
+def complete(comm: Any, what: str, name: str, calls: list[tuple]) -> None:
+    """Run the collective `name` (Allgather, Allreduce, Bcast) once per argument tuple of `calls`.
+
+    Without a timeout, as MPI's blocking calls, one after the other (MPICH's
+    blocking collectives cost a fraction of the nonblocking ones: 0.7 us against
+    8 us for a one-rank allreduce). With one, all are posted as nonblocking
+    collectives and polled until done; past the timeout the job is aborted (an
+    MPI collective cannot be cancelled).
+    """
     timeout = _timeout()
     if timeout is None:
-        MPI.Request.Waitall(requests)
+        for args, kwargs in calls:
+            getattr(comm, name)(*args, **kwargs)
         return
+    MPI = _mpi()
+    requests = [getattr(comm, "I" + name.lower())(*args, **kwargs) for args, kwargs in calls]
     deadline, pause = time.monotonic() + timeout, 0.0
     while not MPI.Request.Testall(requests):
         if time.monotonic() > deadline:
@@ -268,11 +277,11 @@ def abort(message: str) -> None:
 
 
 def reduce_leaves(comm: Any, arrays: list[np.ndarray], op: str, what: str) -> list[np.ndarray]:
-    """Sum (or mean) `arrays` over the ranks: one Iallreduce per dtype bucket. The ranks have agreed already."""
+    """Sum (or mean) `arrays` over the ranks: one allreduce per dtype bucket. The ranks have agreed already."""
     MPI = _mpi()
     out: list = [None] * len(arrays)
     buckets = [(group, np.concatenate([arrays[i].ravel() for i in group])) for group in _buckets(arrays)]
-    _wait(comm, [comm.Iallreduce(MPI.IN_PLACE, buffer, op=MPI.SUM) for _, buffer in buckets], what)
+    complete(comm, what, "Allreduce", [((MPI.IN_PLACE, buffer), {"op": MPI.SUM}) for _, buffer in buckets])
     for group, buffer in buckets:
         if op == "mean":
             np.divide(buffer, comm.Get_size(), out=buffer)
@@ -318,7 +327,7 @@ def broadcast(tree: Any, root: int = 0, *, comm: Any = None) -> Any:
     buckets = [(group, np.concatenate([arrays[i].ravel() for i in group]) if mine
                 else np.empty(sum(arrays[i].size for i in group), arrays[group[0]].dtype))
                for group in _buckets(arrays)]
-    _wait(comm, [comm.Ibcast(buffer, root=root) for _, buffer in buckets], what)
+    complete(comm, what, "Bcast", [((buffer,), {"root": root}) for _, buffer in buckets])
     for group, buffer in buckets:
         _unpack(buffer, arrays, group, out)
     return rebuild(tree, [like(leaf, r) for (_, leaf), r in zip(leaves, out)])

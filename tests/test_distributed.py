@@ -156,6 +156,13 @@ def test_one_message_per_dtype():
 
     counting = CountingComm(MPI.COMM_SELF)
     distributed.allreduce(tree(), op="sum", comm=counting)  # float64, float32 and int64 leaves
+    assert counting.counts["Allreduce"] == 3 and counting.counts["Allgather"] == 1
+    distributed.set_communicator(timeout=60)  # the nonblocking path
+    try:
+        counting.counts.clear()
+        distributed.allreduce(tree(), op="sum", comm=counting)
+    finally:
+        distributed.set_communicator(timeout=None)
     assert counting.counts["Iallreduce"] == 3 and counting.counts["Iallgather"] == 1
 
 
