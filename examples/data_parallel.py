@@ -1,15 +1,16 @@
 """Data-parallel training over MPI: the model suite's CNN (examples/models/cnn.py) on N processes.
 
     pip install -e '.[distributed]'
-    mpiexec -n 2 python examples/data_parallel.py [--steps N]
+    mpiexec -n 2 python examples/data_parallel.py [--steps N] [--batch B]
 
 Every process runs `pyfront.distributed.data_parallel(loss, update)`: the
 compiled gradient of the CNN's loss on its shard of each global batch of 64
-digits (on the `cpu-sync` backend: one thread per process), one allreduce of the loss and gradients (one float64 buffer), and
-the compiled SGD-with-momentum update, the suite's optimizer. In float64 the
-run equals a 1-process run over the same global batches to rounding: rank 0
-replays the training on MPI's COMM_SELF (one process, the whole batch) and
-prints the largest parameter difference. The last line reads
+digits (`--batch`; on the `cpu-sync` backend, one thread per process), one
+allreduce of the loss and gradients (one float64 buffer), and the compiled
+SGD-with-momentum update, the suite's optimizer. In float64 the run equals a
+1-process run over the same global batches to rounding: rank 0 replays the
+training on MPI's COMM_SELF (one process, the whole batch) and prints the
+largest parameter difference. The last line reads
 
     data-parallel: 2 processes, final loss <x>, max parameter difference vs 1-process run <d>, <s> samples/s
 
@@ -54,12 +55,12 @@ class Momentum:
         return [self.params[name] for name in self.names]
 
 
-def global_batches(steps: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The same global batches on every rank: `BATCH` float64 training digits and their labels per step."""
+def global_batches(steps: int, seed: int, batch: int = cnn.BATCH) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The same global batches on every rank: `batch` float64 training digits and their labels per step."""
     _, data = cnn.make(seed)
     images, labels = data["train"]
     rng = np.random.default_rng(seed + 1)
-    picks = [rng.choice(len(images), cnn.BATCH, replace=False) for _ in range(steps)]
+    picks = [rng.choice(len(images), batch, replace=False) for _ in range(steps)]
     return [(images[idx].astype(np.float64), labels[idx]) for idx in picks]
 
 
@@ -81,6 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=cnn.BATCH, help="rows of each global batch")
     opts = parser.parse_args()
     if opts.steps <= WARMUP:
         parser.error(f"--steps must be more than the {WARMUP} warmup steps")
@@ -89,7 +91,7 @@ def main() -> None:
     world = MPI.COMM_WORLD
     model, _ = cnn.make(opts.seed)
     initial = [p.astype(np.float64) for p in model.param_list()]
-    batches = global_batches(opts.steps, opts.seed)
+    batches = global_batches(opts.steps, opts.seed, opts.batch)
     params, loss, seconds = train(world, initial, batches)
     samples_per_second = (opts.steps - WARMUP) * len(batches[0][0]) / seconds
     difference = 0.0
