@@ -36,7 +36,7 @@ wait in a collective would leave them waiting forever, so
   every rank raises alike, so none is left waiting), the hook prints the
   traceback, then a line naming the rank, and calls `MPI_Abort` on
   `COMM_WORLD`, which ends every rank of the job (mpiexec exits non-zero);
-* `set_communicator(comm, timeout=seconds)` (or `PYFRONT_MPI_TIMEOUT`) bounds
+* `set_timeout(seconds)` (or `PYFRONT_MPI_TIMEOUT`) bounds
   every wait: a collective that some rank does not reach in time (a rank
   stuck in a loop, or one that caught an exception and went on) aborts the
   job the same way, naming the collective and the rank that gave up;
@@ -69,7 +69,7 @@ TIMEOUT_ENV = "PYFRONT_MPI_TIMEOUT"
 _MPI_DTYPE_CHARS = "bhilqBHILQfdFD"
 _DIGEST_BYTES = 16
 _ABORT_GRACE_SECONDS = 0.5
-_UNSET = object()
+_FROM_ENV = object()
 
 
 class DistributedError(RuntimeError):
@@ -102,21 +102,12 @@ def _mpi():
 
 class _Settings:
     comm: Any = None  # None: mpi4py's COMM_WORLD
-    timeout: float | None = None
-    timeout_from_env = True
+    timeout: Any = _FROM_ENV
 
 
-def set_communicator(comm: Any = None, *, timeout: Any = _UNSET) -> None:
-    """Use `comm` (an mpi4py communicator; None: COMM_WORLD) for collectives without `comm=`.
-
-    `timeout` (seconds, or None to wait as long as MPI does) bounds every wait of
-    every collective; past it the job is aborted (see the module docstring). Left
-    out, it stays as it was (initially `PYFRONT_MPI_TIMEOUT`, else None).
-    """
+def set_communicator(comm: Any) -> None:
+    """Use `comm` (an mpi4py communicator; None: COMM_WORLD) for collectives called without `comm=`."""
     _Settings.comm = comm
-    if timeout is not _UNSET:
-        _Settings.timeout = None if timeout is None else float(timeout)
-        _Settings.timeout_from_env = False
 
 
 def communicator(comm: Any = None) -> Any:
@@ -126,8 +117,15 @@ def communicator(comm: Any = None) -> Any:
     return _Settings.comm if _Settings.comm is not None else _mpi().COMM_WORLD
 
 
-def _timeout() -> float | None:
-    if _Settings.timeout_from_env:
+def set_timeout(seconds: float | None) -> None:
+    """Bound every wait of every collective by `seconds` (None: wait as long as MPI does); past it the
+    job is aborted (see the module docstring). Until this is called, `PYFRONT_MPI_TIMEOUT` decides."""
+    _Settings.timeout = None if seconds is None else float(seconds)
+
+
+def timeout() -> float | None:
+    """The bound on every wait of a collective, in seconds, or None."""
+    if _Settings.timeout is _FROM_ENV:
         value = os.environ.get(TIMEOUT_ENV, "").strip()
         return float(value) if value else None
     return _Settings.timeout
@@ -250,17 +248,17 @@ def complete(comm: Any, what: str, name: str, calls: list[tuple]) -> None:
     collectives and polled until done; past the timeout the job is aborted (an
     MPI collective cannot be cancelled).
     """
-    timeout = _timeout()
-    if timeout is None:
+    seconds = timeout()
+    if seconds is None:
         for args, kwargs in calls:
             getattr(comm, name)(*args, **kwargs)
         return
     MPI = _mpi()
     requests = [getattr(comm, "I" + name.lower())(*args, **kwargs) for args, kwargs in calls]
-    deadline, pause = time.monotonic() + timeout, 0.0
+    deadline, pause = time.monotonic() + seconds, 0.0
     while not MPI.Request.Testall(requests):
         if time.monotonic() > deadline:
-            abort(f"{what} waited {timeout:g}s on rank {comm.Get_rank()} for a rank that did not reach it")
+            abort(f"{what} waited {seconds:g}s on rank {comm.Get_rank()} for a rank that did not reach it")
         time.sleep(pause)
         pause = min(2 * pause or 1e-5, 1e-3)  # poll fast at first: collectives usually complete in microseconds
 

@@ -57,12 +57,12 @@ def initial_params(seed: int) -> dict:
             "w2": rng.standard_normal((8, 3)) * 0.3, "b2": np.zeros(3)}
 
 
-def batches(deopt_step: int | None = None, nan_step: int | None = None) -> list:
-    """Global batches of 12 rows; at `deopt_step` the last row (rank 1's shard) holds a value below CLAMP."""
+def batches(deopt_step: int | None = None, nan_step: int | None = None, rows: int = 12) -> list:
+    """Global batches; at `deopt_step` the last row (rank 1's shard) holds a value below CLAMP."""
     rng = np.random.default_rng(7)
     out = []
     for i in range(STEPS):
-        x, y = rng.standard_normal((12, 6)), np.eye(3)[rng.integers(0, 3, 12)]
+        x, y = rng.standard_normal((rows, 6)), np.eye(3)[rng.integers(0, 3, rows)]
         if i == deopt_step:
             x[-1, 0] = 10 * CLAMP
         if i == nan_step:
@@ -81,20 +81,51 @@ def train(step, params, data):
     return params, float(value)
 
 
+def max_difference(a: dict, b: dict) -> float:
+    return max(float(np.abs(a[k] - b[k]).max()) for k in a)
+
+
+def identical_on_every_rank(params: dict) -> bool:
+    from mpi4py import MPI
+
+    return len(set(MPI.COMM_WORLD.allgather(b"".join(v.tobytes() for v in params.values())))) == 1
+
+
 def scenario_train() -> None:
-    """2 ranks (each starting from its own seed: rank 0's parameters win) vs a 1-process run on COMM_SELF."""
+    """2 ranks (each starting from its own seed: rank 0's parameters win) vs a 1-process run on COMM_SELF,
+    vs the same step in the interpreter, and with a batch that does not split evenly (13 rows)."""
     from mpi4py import MPI
 
     data = batches(deopt_step=5)
     step = distributed.data_parallel(loss, update)
     params, value = train(step, initial_params(distributed.rank()), data)
     alone, alone_value = train(distributed.data_parallel(loss, update, comm=MPI.COMM_SELF), initial_params(0), data)
+    interpreted, _ = train(distributed.data_parallel(loss, update, compile=False), initial_params(0), data)
+    uneven = batches(rows=13)
+    uneven_params, _ = train(distributed.data_parallel(loss, update), initial_params(0), uneven)
+    uneven_alone, _ = train(distributed.data_parallel(loss, update, comm=MPI.COMM_SELF), initial_params(0), uneven)
     grads_report, update_report = pyfront.explain(step.value_and_grad), pyfront.explain(step.update)
-    report(loss=value, alone_loss=alone_value,
-           difference=max(float(np.abs(params[k] - alone[k]).max()) for k in params),
-           identical=len(set(MPI.COMM_WORLD.allgather(b"".join(v.tobytes() for v in params.values())))) == 1,
+    report(loss=value, alone_loss=alone_value, difference=max_difference(params, alone),
+           interpreted_difference=max_difference(params, interpreted),
+           uneven_difference=max_difference(uneven_params, uneven_alone), identical=identical_on_every_rank(params),
            grad_compiled=grads_report.compiled_calls, grad_deopts=grads_report.deopts,
            update_compiled=update_report.compiled_calls, resyncs=step.resyncs)
+
+
+def scenario_diverge() -> None:
+    """Rank 1 changes its parameters between steps: the step must warn, resync from rank 0, and go on."""
+    import warnings
+
+    step = distributed.data_parallel(loss, update)
+    params = initial_params(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i, (x, y) in enumerate(batches()):
+            if i == 3 and distributed.rank() == 1:
+                params = {**params, "b2": params["b2"] + 1e-9}
+            params, _ = step(params, x, y)
+    report(resyncs=step.resyncs, identical=identical_on_every_rank(params),
+           warnings=[str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)])
 
 
 def scenario_interpreted() -> None:
@@ -157,7 +188,7 @@ def scenario_uncaught() -> None:
 
 def scenario_timeout() -> None:
     """Rank 1 arrives 30 s late; rank 0's 1 s timeout must abort the job."""
-    distributed.set_communicator(timeout=1.0)
+    distributed.set_timeout(1.0)
     if distributed.rank() == 1:
         time.sleep(30)
     distributed.allreduce(np.ones(3))
