@@ -96,7 +96,7 @@ class DataParallel:
         what = "pyfront.distributed.data_parallel step"
         while True:
             tree, leaves, weight, error = self._local_part(comm, params, batch)
-            signature = None if error is not None else distributed.signature(leaves, "data_parallel")
+            signature = None if error is not None else distributed.tree_signature(leaves, "data_parallel")
             digest = bytes(_DIGEST_BYTES) if error is not None else _params_digest(params)
             digests = distributed.agree(comm, what, signature, error, extra=digest)
             if all(d == digests[0] for d in digests):

@@ -146,7 +146,7 @@ def size(comm: Any = None) -> int:
 # Agreement --------------------------------------------------------------------------------------------------
 
 
-def signature(leaves: list[tuple[str, Any]], operation: str) -> tuple:
+def tree_signature(leaves: list[tuple[str, Any]], operation: str) -> tuple:
     """What every rank's tree must share: the operation, and each leaf's path, dtype and shape."""
     return (operation,) + tuple((path, as_array(leaf).dtype.str, as_array(leaf).shape) for path, leaf in leaves)
 
@@ -228,12 +228,15 @@ def _prepare(tree: Any, operation: str, check_dtype) -> tuple[list, tuple | None
         leaves = flatten(tree)
         for path, leaf in leaves:
             check_dtype(path or "the argument", as_array(leaf).dtype)
-        return leaves, signature(leaves, operation), None
+        return leaves, tree_signature(leaves, operation), None
     except (TypeError, ValueError) as e:
         return [], None, f"{type(e).__name__}: {e}"
 
 
 def _check_transportable(path: str, dtype: np.dtype) -> None:
+    if not dtype.isnative:
+        raise TypeError(f"{path} has dtype {dtype.str}, not in this machine's byte order (MPI would add its "
+                        f"bytes as native numbers)")
     if dtype.char not in _MPI_DTYPE_CHARS:
         raise TypeError(f"{path} has dtype {dtype.name}, which MPI does not reduce (use an int, float32/64 or "
                         f"complex dtype)")

@@ -183,6 +183,8 @@ def test_what_cannot_be_communicated_is_refused_naming_the_leaf():
         distributed.allreduce({"n": 3}, comm=MPI.COMM_SELF)
     with pytest.raises(distributed.RankFailed, match=r"\['count'\] has dtype int64: op='mean' needs float"):
         distributed.allreduce(tree(), comm=MPI.COMM_SELF)
+    with pytest.raises(distributed.RankFailed, match=r"\['w'\] has dtype >f8, not in this machine's byte order"):
+        distributed.allreduce({"w": np.ones(2, ">f8")}, comm=MPI.COMM_SELF)
     with pytest.raises(ValueError, match="op must be"):
         distributed.allreduce(tree(), op="max", comm=MPI.COMM_SELF)
 
