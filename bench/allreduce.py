@@ -117,7 +117,8 @@ def step_seconds(ranks: int, compute: float, host: float, nbytes: int, alpha: fl
     if ranks == 1:
         return compute + host + HOST_SECONDS_PER_BYTE * nbytes
     agreement = allreduce_seconds(ranks, 33, alpha, beta)  # the 33-byte records' allgather: latency only
-    return compute + host + HOST_SECONDS_PER_BYTE * nbytes + agreement + allreduce_seconds(ranks, nbytes, alpha, beta)
+    return (compute + host + HOST_SECONDS_PER_BYTE * nbytes + agreement
+            + allreduce_seconds(ranks, nbytes, alpha, beta))
 
 
 def model_table() -> list[str]:

@@ -19,14 +19,19 @@ What a call guarantees:
 * Agreement first: before the data moves, every rank contributes a 33-byte
   record (a status byte and a digest of its tree's paths, dtypes and shapes,
   and of the operation) to one allgather. When they all match, the data
-  collectives follow. When any rank's tree differs, or a rank could not even
-  form its tree (a leaf that is not an array), every rank gathers the full
-  descriptions and raises the same `MismatchError`, naming the rank and the
-  path (`rank 1 passes ['w1'] as float64 (3, 4), rank 0 as float64 (4, 4)`).
+  collectives follow. When any rank's tree differs, every rank gathers the
+  full descriptions and raises the same `MismatchError`, naming the rank and
+  the path (`rank 1 passes ['w1'] as float64 (3, 4), rank 0 as float64 (4,
+  4)`); when a rank could not form its tree (a leaf that is not an array, a
+  dtype MPI cannot add), every rank raises the same `RankFailed` naming it.
   So a mismatch is an exception on every rank, never a hang or a garbled sum.
-* Same answer on every rank: MPI's sum of the same buffers in the same rank
-  order; `op="mean"` divides the sum by the number of ranks on the host, in
-  NumPy. Leaves come back as the type they went in (array, NumPy scalar,
+  (Arguments that are wrong whatever the tree, an unknown `op` or a `root`
+  outside the communicator, raise ValueError at once, before any message.)
+* The sum is MPI's; `op="mean"` divides it by the number of ranks on the
+  host, in NumPy. Every rank gets the same bits: the MPI standard advises it
+  for built-in operations and MPICH's algorithms give it (with 2 ranks the
+  sum is a + b on both); data_parallel checks its parameters every step all
+  the same. Leaves come back as the type they went in (array, NumPy scalar,
   float); arrays are views into the received buffer.
 
 Failure policy (docs/distributed.md): a rank that raises while the others
@@ -334,11 +339,11 @@ def broadcast(tree: Any, root: int = 0, *, comm: Any = None) -> Any:
     return rebuild(tree, [like(leaf, r) for (_, leaf), r in zip(leaves, out)])
 
 
-def data_parallel(*args: Any, **kwargs: Any) -> Any:
-    """`pyfront.data_parallel.DataParallel(*args, **kwargs)`: a data-parallel training step (see there)."""
-    from pyfront.data_parallel import DataParallel
+def data_parallel(loss: Any, update: Any, *, comm: Any = None, compile: bool = True, **options: Any) -> Any:
+    """A data-parallel training step `step(params, *batch) -> (params, loss)`: pyfront/data_parallel.py."""
+    from pyfront.data_parallel import DataParallel  # imported here: it imports this module
 
-    return DataParallel(*args, **kwargs)
+    return DataParallel(loss, update, comm=comm, compile=compile, **options)
 
 
 # The uncaught-exception hook --------------------------------------------------------------------------------

@@ -99,15 +99,17 @@ def scenario_train() -> None:
     data = batches(deopt_step=5)
     step = distributed.data_parallel(loss, update)
     params, value = train(step, initial_params(distributed.rank()), data)
-    alone, alone_value = train(distributed.data_parallel(loss, update, comm=MPI.COMM_SELF), initial_params(0), data)
+    one = MPI.COMM_SELF
+    alone, alone_value = train(distributed.data_parallel(loss, update, comm=one), initial_params(0), data)
     interpreted, _ = train(distributed.data_parallel(loss, update, compile=False), initial_params(0), data)
     uneven = batches(rows=13)
     uneven_params, _ = train(distributed.data_parallel(loss, update), initial_params(0), uneven)
-    uneven_alone, _ = train(distributed.data_parallel(loss, update, comm=MPI.COMM_SELF), initial_params(0), uneven)
+    uneven_alone, _ = train(distributed.data_parallel(loss, update, comm=one), initial_params(0), uneven)
     grads_report, update_report = pyfront.explain(step.value_and_grad), pyfront.explain(step.update)
     report(loss=value, alone_loss=alone_value, difference=max_difference(params, alone),
            interpreted_difference=max_difference(params, interpreted),
-           uneven_difference=max_difference(uneven_params, uneven_alone), identical=identical_on_every_rank(params),
+           uneven_difference=max_difference(uneven_params, uneven_alone),
+           identical=identical_on_every_rank(params),
            grad_compiled=grads_report.compiled_calls, grad_deopts=grads_report.deopts,
            update_compiled=update_report.compiled_calls, resyncs=step.resyncs)
 

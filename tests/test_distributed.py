@@ -62,8 +62,8 @@ def results(scenario: str) -> list[dict]:
     """Each rank's RESULT line, in rank order; fails unless the job succeeded and every rank reported."""
     done = launch(str(PROGRAMS), scenario)
     assert done.returncode == 0, done.stdout + done.stderr
-    found = [json.loads(line.split("RESULT ", 1)[1]) for line in done.stdout.replace("RESULT", "\nRESULT").splitlines()
-             if line.startswith("RESULT ")]
+    lines = done.stdout.replace("RESULT", "\nRESULT").splitlines()  # the ranks' lines may interleave
+    found = [json.loads(line.split("RESULT ", 1)[1]) for line in lines if line.startswith("RESULT ")]
     assert sorted(r["rank"] for r in found) == [0, 1], done.stdout + done.stderr
     return sorted(found, key=lambda r: r["rank"])
 
@@ -87,8 +87,8 @@ def test_data_parallel_equals_one_process_and_runs_compiled_on_every_rank():
 def test_parameters_that_diverge_are_resynchronized_from_rank_0():
     for r in results("diverge"):
         assert r["resyncs"] == 1 and r["identical"]
-        assert r["warnings"] == ["pyfront.distributed.data_parallel step: the parameters of rank(s) [1] differ from "
-                                 "rank 0's; rank 0's are broadcast to every rank and the step is recomputed"]
+        assert r["warnings"] == ["pyfront.distributed.data_parallel step: the parameters of rank(s) [1] differ "
+                                 "from rank 0's; rank 0's are broadcast to every rank and the step is recomputed"]
 
 
 def test_allreduce_in_a_compiled_function_runs_in_the_interpreter_once_per_call():
@@ -101,7 +101,8 @@ def test_allreduce_in_a_compiled_function_runs_in_the_interpreter_once_per_call(
 
 def test_a_raising_step_raises_on_every_rank():
     for r in results("step_raises"):
-        assert r["error"] == "pyfront.distributed.data_parallel step failed on rank 1: ValueError: a NaN in the batch"
+        assert r["error"] == ("pyfront.distributed.data_parallel step failed on rank 1: "
+                              "ValueError: a NaN in the batch")
         assert r["steps"] == 3
 
 
@@ -149,7 +150,8 @@ def test_one_rank_collectives_return_the_tree_with_its_types():
     from mpi4py import MPI
 
     t = tree()
-    for got in (distributed.allreduce(t, op="sum", comm=MPI.COMM_SELF), distributed.broadcast(t, comm=MPI.COMM_SELF)):
+    one = MPI.COMM_SELF
+    for got in (distributed.allreduce(t, op="sum", comm=one), distributed.broadcast(t, comm=one)):
         assert got["w"].tolist() == t["w"].tolist() and got["w"] is not t["w"]
         assert isinstance(got["layers"][0], Pair) and type(got["layers"][0].a) is np.float32
         assert type(got["layers"][0].b) is float and got["layers"][0].b == 1.5
