@@ -32,6 +32,8 @@ Guarantees:
   whose call ran in the interpreter while the others ran compiled code may
   round differently. Then rank 0's parameters are broadcast again, the step
   is recomputed from them, `resyncs` counts it and a RuntimeWarning says so.
+  State that `update` keeps itself (momentum buffers) is neither checked nor
+  resynchronized; the parameters a step returns are checked by the next step.
 * An exception in a rank's local part (the gradient call, a bad batch) does
   not strand the others in the allreduce: every rank raises the same
   `RankFailed` naming the rank and its error.
