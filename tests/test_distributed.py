@@ -208,3 +208,13 @@ def test_shards_cover_the_batch_in_order():
             assert bounds[0][0] == 0 and bounds[-1][1] == rows
             assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
             assert max(b - a for a, b in bounds) - min(b - a for a, b in bounds) <= 1
+
+
+def test_without_mpi4py_the_collectives_say_how_to_install_it():
+    code = ("import sys; sys.modules['mpi4py'] = None\n"
+            "from pyfront import distributed\n"
+            "try:\n    distributed.rank()\nexcept ImportError as e:\n    print(e)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == ("pyfront.distributed needs mpi4py and an MPI library: "
+                                   "pip install 'pyfront[distributed]'"), done.stderr
