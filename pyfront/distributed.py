@@ -14,8 +14,8 @@ rank of one, and every collective is the identity.
 What a call guarantees:
 
 * One message per dtype: the tree's leaves are packed into one contiguous
-  buffer per dtype (in tree order), and each buffer is one MPI collective;
-  never one message per array.
+  buffer per dtype (in tree order), and each buffer is one MPI collective
+  (nonblocking ones, all posted before the wait); never one message per array.
 * Agreement first: before the data moves, every rank contributes a 33-byte
   record (a status byte and a digest of its tree's paths, dtypes and shapes,
   and of the operation) to one allgather. When they all match, the data
@@ -74,6 +74,7 @@ TIMEOUT_ENV = "PYFRONT_MPI_TIMEOUT"
 _MPI_DTYPE_CHARS = "bhilqBHILQfdFD"
 _DIGEST_BYTES = 16
 _ABORT_GRACE_SECONDS = 0.5
+_SPIN_SECONDS = 1e-3
 _FROM_ENV = object()
 
 
@@ -250,25 +251,28 @@ def _check_transportable(path: str, dtype: np.dtype) -> None:
 def complete(comm: Any, what: str, name: str, calls: list[tuple]) -> None:
     """Run the collective `name` (Allgather, Allreduce, Bcast) once per argument tuple of `calls`.
 
-    Without a timeout, as MPI's blocking calls, one after the other (MPICH's
-    blocking collectives cost a fraction of the nonblocking ones: 0.7 us against
-    8 us for a one-rank allreduce). With one, all are posted as nonblocking
-    collectives and polled until done; past the timeout the job is aborted (an
-    MPI collective cannot be cancelled).
+    Always as MPI's nonblocking collectives (Iallgather, ...), all posted, then
+    waited for: a blocking collective on one rank does not match a nonblocking
+    one on another, so a rank that set a timeout and one that did not must
+    still issue the same calls. Without a timeout the wait is MPI's Waitall;
+    with one the requests are polled, and past the timeout the job is aborted
+    (an MPI collective cannot be cancelled).
     """
-    seconds = timeout()
-    if seconds is None:
-        for args, kwargs in calls:
-            getattr(comm, name)(*args, **kwargs)
-        return
     MPI = _mpi()
     requests = [getattr(comm, "I" + name.lower())(*args, **kwargs) for args, kwargs in calls]
-    deadline, pause = time.monotonic() + seconds, 0.0
+    seconds = timeout()
+    if seconds is None:
+        MPI.Request.Waitall(requests)
+        return
+    start = time.monotonic()
+    pause = 0.0
     while not MPI.Request.Testall(requests):
-        if time.monotonic() > deadline:
+        waited = time.monotonic() - start
+        if waited > seconds:
             abort(f"{what} waited {seconds:g}s on rank {comm.Get_rank()} for a rank that did not reach it")
-        time.sleep(pause)
-        pause = min(2 * pause or 1e-5, 1e-3)  # poll fast at first: collectives usually complete in microseconds
+        if waited > _SPIN_SECONDS:  # collectives usually complete in microseconds: poll, then back off
+            time.sleep(pause)
+            pause = min(2 * pause or 1e-5, 1e-3)
 
 
 def abort(message: str) -> None:

@@ -146,8 +146,8 @@ def scenario_interpreted() -> None:
     for _ in range(5):
         w = averaged_step(w, np.full(4, float(distributed.rank() + 1)))
     explained = pyfront.explain(averaged_step)
-    report(w=w.tolist(), allreduces=counting.counts.get("Allreduce", 0),
-           agreements=counting.counts.get("Allgather", 0), calls=explained.calls,
+    report(w=w.tolist(), allreduces=counting.counts.get("Iallreduce", 0),
+           agreements=counting.counts.get("Iallgather", 0), calls=explained.calls,
            compiled=explained.compiled_calls, explain=str(explained))
 
 
