@@ -32,7 +32,9 @@ What a call guarantees:
   for built-in operations and MPICH's algorithms give it (with 2 ranks the
   sum is a + b on both); data_parallel checks its parameters every step all
   the same. Leaves come back as the type they went in (array, NumPy scalar,
-  float); arrays are views into the received buffer.
+  float); arrays are views into one fresh array per dtype (MPI itself sends
+  and receives through a buffer reused from call to call, which it moves
+  several times faster).
 
 Failure policy (docs/distributed.md): a rank that raises while the others
 wait in a collective would leave them waiting forever, so
@@ -61,6 +63,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -221,10 +224,37 @@ def _buckets(arrays: list[np.ndarray]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _unpack(buffer: np.ndarray, arrays: list[np.ndarray], group: list[int], out: list) -> None:
+# Per thread and dtype, the buffer that collectives last sent and received through. MPI moves a
+# buffer it has seen before much faster: MPICH took 7.6 ms for 2 MiB in a fresh buffer on every call
+# and 0.8 ms in a reused one (shared-memory transfers cache the mapping of the buffer's pages).
+_staging = threading.local()
+
+
+def _staging_buffer(dtype: np.dtype, size: int) -> np.ndarray:
+    """This thread's reused buffer of `size` elements of `dtype` (reallocated when the size changes)."""
+    buffers = _staging.__dict__.setdefault("buffers", {})
+    buffer = buffers.get(dtype)
+    if buffer is None or buffer.size != size:
+        buffer = buffers[dtype] = np.empty(size, dtype)
+    return buffer
+
+
+def _pack(arrays: list[np.ndarray], group: list[int], fill: bool) -> np.ndarray:
+    """The staging buffer for `group`, holding the arrays' elements in order if `fill`."""
+    buffer = _staging_buffer(arrays[group[0]].dtype, sum(arrays[i].size for i in group))
+    if fill:
+        offset = 0
+        for i in group:
+            buffer[offset:offset + arrays[i].size] = arrays[i].ravel()
+            offset += arrays[i].size
+    return buffer
+
+
+def _unpack(received: np.ndarray, arrays: list[np.ndarray], group: list[int], out: list) -> None:
+    """Views, shaped like `arrays`, into `received` (a fresh array: the staging buffer is reused)."""
     offset = 0
     for i in group:
-        out[i] = buffer[offset:offset + arrays[i].size].reshape(arrays[i].shape)
+        out[i] = received[offset:offset + arrays[i].size].reshape(arrays[i].shape)
         offset += arrays[i].size
 
 
@@ -290,12 +320,10 @@ def reduce_leaves(comm: Any, arrays: list[np.ndarray], op: str, what: str) -> li
     """Sum (or mean) `arrays` over the ranks: one allreduce per dtype bucket. The ranks have agreed already."""
     MPI = _mpi()
     out: list = [None] * len(arrays)
-    buckets = [(group, np.concatenate([arrays[i].ravel() for i in group])) for group in _buckets(arrays)]
+    buckets = [(group, _pack(arrays, group, fill=True)) for group in _buckets(arrays)]
     complete(comm, what, "Allreduce", [((MPI.IN_PLACE, buffer), {"op": MPI.SUM}) for _, buffer in buckets])
     for group, buffer in buckets:
-        if op == "mean":
-            np.divide(buffer, comm.Get_size(), out=buffer)
-        _unpack(buffer, arrays, group, out)
+        _unpack(buffer / comm.Get_size() if op == "mean" else buffer.copy(), arrays, group, out)
     return out
 
 
@@ -334,12 +362,10 @@ def broadcast(tree: Any, root: int = 0, *, comm: Any = None) -> Any:
     arrays = [as_array(leaf) for _, leaf in leaves]
     out: list = [None] * len(arrays)
     mine = comm.Get_rank() == root
-    buckets = [(group, np.concatenate([arrays[i].ravel() for i in group]) if mine
-                else np.empty(sum(arrays[i].size for i in group), arrays[group[0]].dtype))
-               for group in _buckets(arrays)]
+    buckets = [(group, _pack(arrays, group, fill=mine)) for group in _buckets(arrays)]
     complete(comm, what, "Bcast", [((buffer,), {"root": root}) for _, buffer in buckets])
     for group, buffer in buckets:
-        _unpack(buffer, arrays, group, out)
+        _unpack(buffer.copy(), arrays, group, out)
     return rebuild(tree, [like(leaf, r) for (_, leaf), r in zip(leaves, out)])
 
 
