@@ -97,9 +97,8 @@ class DataParallel:
             self._synced = True
         what = "pyfront.distributed.data_parallel step"
         while True:
-            tree, leaves, weight, error = self._local_part(comm, params, batch)
+            tree, leaves, weight, digest, error = self._local_part(comm, params, batch)
             signature = None if error is not None else distributed.tree_signature(leaves, "data_parallel")
-            digest = bytes(_DIGEST_BYTES) if error is not None else _params_digest(params)
             digests = distributed.agree(comm, what, signature, error, extra=digest)
             if all(d == digests[0] for d in digests):
                 break
@@ -115,8 +114,9 @@ class DataParallel:
         self.steps += 1
         return self.update(params, grads), loss
 
-    def _local_part(self, comm: Any, params: Any, batch: tuple) -> tuple[Any, list, float, str | None]:
-        """This rank's `(loss, grads)` on its shard, their leaves and its weight, or the error that stopped it."""
+    def _local_part(self, comm: Any, params: Any, batch: tuple) -> tuple[Any, list, float, bytes, str | None]:
+        """This rank's `(loss, grads)` on its shard, their leaves, its weight and the parameters' digest; or
+        the error that stopped it (with a zero digest)."""
         try:
             ranks, rank = comm.Get_size(), comm.Get_rank()
             rows = {len(b) for b in batch}
@@ -127,6 +127,9 @@ class DataParallel:
                 raise ValueError(f"a batch of {total} rows cannot be split over {ranks} ranks")
             start, stop = shard_bounds(total, ranks, rank)
             tree = self.value_and_grad(params, *(b[start:stop] for b in batch))
-            return tree, flatten(tree), (stop - start) / total, None
+            leaves = flatten(tree)
+            for path, leaf in leaves:
+                distributed.check_transportable(f"(loss, gradients){path}", as_array(leaf).dtype)
+            return tree, leaves, (stop - start) / total, _params_digest(params), None
         except Exception as e:  # noqa: BLE001 - reported to every rank by agree(), raised there as RankFailed
-            return None, [], 0.0, f"{type(e).__name__}: {e}"
+            return None, [], 0.0, bytes(_DIGEST_BYTES), f"{type(e).__name__}: {e}"

@@ -269,7 +269,7 @@ def _prepare(tree: Any, operation: str, check_dtype) -> tuple[list, tuple | None
         return [], None, f"{type(e).__name__}: {e}"
 
 
-def _check_transportable(path: str, dtype: np.dtype) -> None:
+def check_transportable(path: str, dtype: np.dtype) -> None:
     if not dtype.isnative:
         raise TypeError(f"{path} has dtype {dtype.str}, not in this machine's byte order (MPI would add its "
                         f"bytes as native numbers)")
@@ -339,7 +339,7 @@ def allreduce(tree: Any, op: str = "mean", *, comm: Any = None) -> Any:
     what = f"pyfront.distributed.allreduce(op={op!r})"
 
     def check_dtype(path: str, dtype: np.dtype) -> None:
-        _check_transportable(path, dtype)
+        check_transportable(path, dtype)
         if op == "mean" and dtype.kind not in "fc":
             raise TypeError(f"{path} has dtype {dtype.name}: op='mean' needs float leaves (use op='sum')")
 
@@ -357,7 +357,7 @@ def broadcast(tree: Any, root: int = 0, *, comm: Any = None) -> Any:
     what = f"pyfront.distributed.broadcast(root={root})"
     if not 0 <= root < comm.Get_size():
         raise ValueError(f"broadcast: root {root} is not a rank of a communicator of size {comm.Get_size()}")
-    leaves, signature, error = _prepare(tree, f"broadcast(root={root})", _check_transportable)
+    leaves, signature, error = _prepare(tree, f"broadcast(root={root})", check_transportable)
     agree(comm, what, signature, error)
     arrays = [as_array(leaf) for _, leaf in leaves]
     out: list = [None] * len(arrays)
