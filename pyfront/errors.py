@@ -8,6 +8,12 @@ import itertools
 import types
 
 
+# A function carrying this attribute (its value says why) is never compiled into a caller: the graph
+# generator leaves the call to the interpreter, with that reason in `explain` (pyfront.distributed's
+# collectives, which must talk to the other MPI ranks exactly once per call).
+INTERPRETED_ATTRIBUTE = "__pyfront_interpreted__"
+
+
 class Unsupported(Exception):
     """A construct the compiler cannot (yet) compile faithfully, with the user's file and line."""
 

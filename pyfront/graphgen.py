@@ -42,7 +42,7 @@ from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.constructs import construct, symbol
 from pyfront.draws import DrawMixin, is_draw_method
-from pyfront.errors import BranchTypeConflict, Unsupported
+from pyfront.errors import INTERPRETED_ATTRIBUTE, BranchTypeConflict, Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.grad_calls import GradMixin, grad_function_type
 from pyfront.graph_budget import DEFAULT_MAX_NODES, GraphBudget
@@ -824,6 +824,9 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if self._is_grad_transform(fn) and all(isinstance(a, Known) for a in args + list(kwargs.values())):
             return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         fn = uncompiled(fn)  # a pyfront.compile'd helper is inlined like the plain function
+        interpreted = getattr(fn, INTERPRETED_ATTRIBUTE, None) if isinstance(fn, types.FunctionType) else None
+        if interpreted is not None:
+            raise Unsupported(interpreted, node)
         handler = numpy_api.FUNCTIONS.get(fn) if _hashable(fn) else None
         if handler is not None:
             name = f"np.{getattr(fn, '__name__', fn)}"
@@ -1077,6 +1080,8 @@ def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
 
     A Python int or float in state that the function stores anew (a step counter) is first
     read as a constant; then the graph is generated again reading it at run time."""
+    if getattr(fn, INTERPRETED_ATTRIBUTE, None) is not None:  # `pyfront.compile(distributed.allreduce)`
+        raise Unsupported(getattr(fn, INTERPRETED_ATTRIBUTE), whole_code=fn.__code__)
     runtime_state: frozenset = frozenset()
     while True:
         generator = GraphGenerator(fn, args, kwargs, profile, relaxed, max_nodes, runtime_state)

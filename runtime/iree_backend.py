@@ -92,6 +92,7 @@ Contract:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -428,7 +429,8 @@ class _Runtime:
         name = _driver_name(backend)
         try:
             driver = ireert.get_driver(name)
-            self.device = driver.create_default_device()
+            with _mpi_launch_hidden():
+                self.device = driver.create_default_device()
         except Exception as e:
             raise RuntimeError(
                 f"backend {backend.name!r}: cannot create an IREE {name!r} device: {e}"
@@ -440,6 +442,24 @@ class _Runtime:
         self.hal_module = ireert.create_hal_module(self.instance, self.device)
         self.allocator = self.device.allocator
         self.resident: dict[int, _Resident] = {}  # device-resident arrays: see the module docstring
+
+
+# The variables by which IREE's runtime (hal/utils/mpi_channel_provider.c) tells that mpiexec/mpirun
+# launched the process; seeing one, device creation loads libmpi.so to give the device an MPI
+# channel provider for IREE's own collectives, and fails where the library is not on the loader's
+# path (or would own MPI's init and finalize beside mpi4py's). pyfront's modules use no IREE
+# channels: collectives are pyfront.distributed's, on the host through mpi4py.
+_MPI_LAUNCH_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPIEXEC_HOSTNAME")
+
+
+@contextlib.contextmanager
+def _mpi_launch_hidden():
+    """Device creation without IREE's MPI channel provider: the launcher's variables, unset meanwhile."""
+    saved = {k: os.environ.pop(k) for k in _MPI_LAUNCH_VARIABLES if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 _DRIVERS_CREATED: set[str] = set()  # IREE drivers this process created (the bindings cache them)
