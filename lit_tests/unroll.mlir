@@ -109,3 +109,41 @@ func.func @two_loops(%h0: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %g : tensor<4xf32>
 }
+
+// -----
+
+/// Kernels bound IREE's compile time: 33 iterations x 2 ops that are not
+/// elementwise (a matmul and a sum) are 66, over MAX_KERNELS (64): the loop
+/// stays, although its 33 x 4 ops fit the op budget. 32 iterations (64) fit.
+
+// CHECK-LABEL: func.func @kernels
+// TOTAL-LABEL: func.func @kernels
+// CHECK:         scf.for
+// CHECK-COUNT-1: "pyfront.matmul"
+// CHECK-LABEL: func.func @kernels_within_budget
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-32: "pyfront.matmul"
+func.func @kernels(%w0: tensor<3xf64>, %x: tensor<5x3xf64>) -> tensor<3xf64> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 33 : index
+  %st = arith.constant 1 : index
+  %w = scf.for %i = %lb to %ub step %st iter_args(%w1 = %w0) -> (tensor<3xf64>) {
+    %z = "pyfront.matmul"(%x, %w1) : (tensor<5x3xf64>, tensor<3xf64>) -> tensor<5xf64>
+    %s = "pyfront.sum"(%z) {axes = array<i64: 0>, keepdims = false} : (tensor<5xf64>) -> tensor<f64>
+    %n = "pyfront.subtract"(%w1, %s) : (tensor<3xf64>, tensor<f64>) -> tensor<3xf64>
+    scf.yield %n : tensor<3xf64>
+  }
+  return %w : tensor<3xf64>
+}
+func.func @kernels_within_budget(%w0: tensor<3xf64>, %x: tensor<5x3xf64>) -> tensor<3xf64> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 32 : index
+  %st = arith.constant 1 : index
+  %w = scf.for %i = %lb to %ub step %st iter_args(%w1 = %w0) -> (tensor<3xf64>) {
+    %z = "pyfront.matmul"(%x, %w1) : (tensor<5x3xf64>, tensor<3xf64>) -> tensor<5xf64>
+    %s = "pyfront.sum"(%z) {axes = array<i64: 0>, keepdims = false} : (tensor<5xf64>) -> tensor<f64>
+    %n = "pyfront.subtract"(%w1, %s) : (tensor<3xf64>, tensor<f64>) -> tensor<3xf64>
+    scf.yield %n : tensor<3xf64>
+  }
+  return %w : tensor<3xf64>
+}

@@ -20,6 +20,14 @@ spends trip count x its body's size), so the ops unrolling adds to a module
 never exceed it, however many loops it has. Inner loops are unrolled first,
 so an outer loop's size counts its inner loops already unrolled: nested
 loops spend the product of their trip counts.
+
+A second budget bounds IREE's compile time: every op that is not elementwise
+(a matmul, a reduction, a gather, a transpose, ...) becomes a kernel, or part
+of one, that IREE compiles separately (~50 ms each), so a loop is unrolled
+only if trip count x such ops in its body fits in what is left of
+MAX_KERNELS (64) for the module. A 200-step logistic-regression training
+loop stays a loop (unrolled, it did not compile in 300 s); an 8-step LSTM is
+unrolled.
 """
 
 from __future__ import annotations
@@ -27,10 +35,13 @@ from __future__ import annotations
 import os
 
 from pyfront.dialects.mlir import arith, ir, walk
+from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
 from pyfront.passes.registry import register_pass
 
 MAX_TRIP_COUNT = 256
 DEFAULT_BUDGET = 16384
+MAX_KERNELS = 64
+_ELEMENTWISE = {f"pyfront.{name}" for name in (*BINARY, *COMPARE, *UNARY, "astype", "where")}
 
 
 def budget() -> int:
@@ -52,15 +63,16 @@ def unroll(module: ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     walk(module, collect, ir.WalkOrder.POST_ORDER)  # inner loops first
-    left = limit
+    left, kernels_left = limit, MAX_KERNELS
     for loop in loops:
         trip = _trip_count(loop)
         if trip is None or trip > MAX_TRIP_COUNT:
             continue
-        cost = trip * _size(loop)
-        if cost <= left:
+        size, kernels = _size(loop)
+        if trip * size <= left and trip * kernels <= kernels_left:
             _unroll(loop, trip)
-            left -= cost
+            left -= trip * size
+            kernels_left -= trip * kernels
 
 
 def _constant_index(value: ir.Value) -> int | None:
@@ -79,16 +91,19 @@ def _trip_count(loop: ir.Operation) -> int | None:
     return max(0, -(-(upper - lower) // step))
 
 
-def _size(loop: ir.Operation) -> int:
-    count = 0
+def _size(loop: ir.Operation) -> tuple[int, int]:
+    """The ops in the loop's body (nested ones included), and how many of them are pyfront ops
+    that are not elementwise (kernels of their own)."""
+    ops = kernels = 0
 
     def visit(op):
-        nonlocal count
-        count += 1
+        nonlocal ops, kernels
+        ops += 1
+        kernels += op.name.startswith("pyfront.") and op.name not in _ELEMENTWISE
         return ir.WalkResult.ADVANCE
 
     walk(loop, visit)
-    return count - 1  # the loop itself
+    return ops - 1, kernels  # the loop itself is not in its body
 
 
 def _unroll(loop: ir.Operation, trip: int) -> None:

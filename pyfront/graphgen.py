@@ -166,6 +166,9 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         self.node: ast.AST | None = None
         # Loop counters of scf.for loops (id -> trip count): they may index arrays.
         self.loop_counters: dict[int, int] = {}
+        # Attributes a real loop carries (loops.py): (id(object), name) -> the Obj; stores to them
+        # inside the loop rebind the carried value, one store commits the last after the loop.
+        self.carried_slots: dict[tuple[int, str], Any] = {}
         # Where state loads go while generating inside scf.if regions (hoisted above them).
         self.hoist_points: list[ir.InsertionPoint] = []
         # Attributes stored earlier in this call: later reads see the local copy.

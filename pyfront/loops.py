@@ -40,7 +40,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.constructs import construct
 from pyfront.errors import Unsupported
-from pyfront.values import BoundedInt, Known, Tensor
+from pyfront.values import BoundedInt, Known, Obj, Tensor
 
 MAX_STATIC_UNROLL = 256
 
@@ -100,19 +100,19 @@ class LoopMixin:
         try:
             before = loop.before.blocks.append(*[t.value.type for t in inits])
             with ir.InsertionPoint(before):
-                self._bind(names, inits, before.arguments)
+                self._bind(names, [], inits, before.arguments)
                 cond = S.truth(self.visit(node.test))
                 scf.ConditionOp(tensor.extract(cond, []), list(before.arguments))
             after = loop.after.blocks.append(*[t.value.type for t in inits])
             with ir.InsertionPoint(after):
-                self._bind(names, inits, after.arguments)
+                self._bind(names, [], inits, after.arguments)
                 self._visit_body(node.body)
-                self._check_carried(names, inits, outside, node)
+                self._check_carried(names, [], inits, outside, node)
                 scf.YieldOp([self.frame.env[n].value for n in names])
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
-        self._bind(names, inits, loop.results)
+        self._bind(names, [], inits, loop.results)
 
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
@@ -170,22 +170,52 @@ class LoopMixin:
                 self._as_computed(env[name])  # e.g. `hs = np.zeros((T, H))` filled in the loop
             if not isinstance(env.get(name), Tensor):
                 raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
-        inits = [env[n] for n in names]
+        slots = self._carried_attributes(node)
+        inits = [env[n] for n in names] + [self._slot_value(slot, node) for slot in slots]
         before = dict(env)
         loop = scf.ForOp(lower, upper, step, [t.value for t in inits])
         if not self.hoist_points:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
+        outer_slots = dict(self.carried_slots)
+        self.carried_slots.update((key, obj) for key, obj in slots)
         try:
             with ir.InsertionPoint(loop.body):
-                self._bind(names, inits, loop.inner_iter_args)
+                self._bind(names, slots, inits, loop.inner_iter_args)
                 env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
-                self._check_carried(names, inits, before, node)
-                scf.YieldOp([self.frame.env[n].value for n in names])  # a branch may rebind the env
+                finals = self._check_carried(names, slots, inits, before, node)
+                scf.YieldOp([t.value for t in finals])  # a branch may rebind the env
         finally:
+            self.carried_slots = outer_slots
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
-        self._bind(names, inits, loop.results)
+        self._bind(names, slots, inits, loop.results)
+        for (key, obj), value in zip(slots, loop.results[len(names):]):
+            self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
+
+    def _carried_attributes(self, node: ast.For) -> list[tuple[tuple[int, str], Obj]]:
+        """The attributes `x.name` the loop body assigns, of objects `x` names before the loop (a
+        layer's `self.W -= lr * dW`, `self.b = ...`): carried by the loop like local names."""
+        slots = {}
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name):
+                    obj = self.frame.env.get(sub.value.id)
+                    if isinstance(obj, Obj):
+                        slots[(id(obj.example), sub.attr)] = obj
+        return list(slots.items())
+
+    def _slot_value(self, slot: tuple[tuple[int, str], Obj], node: ast.For) -> Tensor:
+        (_, name), obj = slot
+        value = self._attribute(obj, name, node)
+        if isinstance(value, Known) and type(value.value) is np.ndarray:
+            value = self._as_computed(value)
+        if not isinstance(value, Tensor) or value.view is not None or \
+                value.source is not None and value.pytype is np.ndarray:
+            raise Unsupported(f"attribute {name!r} changes in a compiled loop but is not an array or scalar "
+                              "this call computed", node)
+        self.stored_attrs[slot[0]] = value
+        return value
 
     def _peel_first_iteration(self, node: ast.For, first: int) -> bool:
         """Run iteration `first` here, unrolled, when the body binds a name that is no computed
@@ -194,8 +224,9 @@ class LoopMixin:
         _reject_jumps(node)
         env = self.frame.env
         names = assigned_names(node.body) - {node.target.id}
-        if all(isinstance(env.get(n), Tensor) or isinstance(env.get(n), Known) and type(env[n].value) is np.ndarray
-               for n in names):
+        values = [env.get(n) for n in names] + [self._attribute(obj, key[1], node)
+                                                  for key, obj in self._carried_attributes(node)]
+        if all(isinstance(v, Tensor) or isinstance(v, Known) and type(v.value) is np.ndarray for v in values):
             return False
         env[node.target.id] = Known(first)
         self._visit_body(node.body)
@@ -209,11 +240,14 @@ class LoopMixin:
         row = S.build("take", [base.value, counter.value])
         return Tensor(row, np.ndarray if base.ndim > 1 else base.dtype.type)
 
-    def _check_carried(self, names: list[str], inits: list[Tensor], before: dict, node: ast.AST) -> None:
-        """Loop-carried values keep their type; nothing else may change inside the loop."""
+    def _check_carried(self, names: list[str], slots: list, inits: list[Tensor], before: dict,
+                       node: ast.AST) -> list[Tensor]:
+        """Loop-carried values keep their type; nothing else may change inside the loop. Returns them."""
         env = self.frame.env
-        for name, old in zip(names, inits):
-            new = self._unpoisoned(env[name], node)
+        finals = [env[n] for n in names] + [self.stored_attrs[key] for key, _ in slots]
+        labels = names + [f"{obj.path}.{key[1]}" for key, obj in slots]
+        for name, old, new in zip(labels, inits, finals):
+            new = self._unpoisoned(new, node)
             if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
                 raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
             if new.view is not None or new.source is not None:
@@ -222,14 +256,17 @@ class LoopMixin:
             target = getattr(getattr(node, "target", None), "id", None)
             if name not in names and name != target and before.get(name) is not value:
                 raise Unsupported(f"{name!r} changes inside the loop", node)
+        return finals
 
     def _row(self, rows: Tensor, i: ir.Value) -> Tensor:
         row = S.build("take", [rows.value, _as_int64(i)])
         return Tensor(row, np.ndarray if rows.ndim > 1 else rows.dtype.type)
 
-    def _bind(self, names: list[str], like: list[Tensor], values) -> None:
-        for name, old, value in zip(names, like, values):
-            self.frame.env[name] = Tensor(value, old.pytype)
+    def _bind(self, names: list[str], slots: list, like: list[Tensor], values) -> None:
+        """Names and carried attributes (`slots`) take `values`, of the Python types in `like`."""
+        places = [(self.frame.env, name) for name in names] + [(self.stored_attrs, key) for key, _ in slots]
+        for (table, key), old, value in zip(places, like, values):
+            table[key] = Tensor(value, old.pytype)
 
 
 def _single_break(node: ast.While) -> int | None:

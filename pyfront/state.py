@@ -61,6 +61,9 @@ class StateMixin:
         if not isinstance(obj, Obj):
             raise Unsupported(f"assigning attribute {name!r} of {S.describe(obj)}", node)
         self._check_plain_object(obj.example, setting=True)
+        if (id(obj.example), name) in self.carried_slots:  # in a real loop: the loop stores it after
+            self.stored_attrs[(id(obj.example), name)] = value
+            return
         path = obj.path.attr(name)
         self._check_storable(value, f"attribute {name!r}", node)
         if isinstance(value, Tensor):

@@ -228,3 +228,37 @@ def not_of_a_computed_value(x):
 def test_not_of_a_computed_value_is_a_python_bool():
     compiled = check(not_of_a_computed_value, [(np.array([1.0, 0.0]),), (np.array([3.0, 1.0]),)] * 2)
     assert pyfront.explain(compiled).compiled_calls == 3
+
+
+class LogisticRegression:
+    """`fit` as ML-from-scratch repositories write it: weights on self, updated every iteration."""
+
+    def __init__(self, lr=0.1, n_iters=200):
+        self.lr, self.n_iters = lr, n_iters
+        self.weights, self.bias = None, None
+
+    def _sigmoid(self, x):
+        return 1 / (1 + np.exp(-x))
+
+    def fit(self, X, y):
+        n_samples, n_features = X.shape
+        self.weights = np.zeros(n_features)
+        self.bias = 0
+        for _ in range(self.n_iters):
+            y_predicted = self._sigmoid(np.dot(X, self.weights) + self.bias)
+            dw = (1 / n_samples) * np.dot(X.T, (y_predicted - y))
+            db = (1 / n_samples) * np.sum(y_predicted - y)
+            self.weights -= self.lr * dw
+            self.bias -= self.lr * db
+        return self
+
+
+@pytest.mark.parametrize("n_iters", [40, 300])
+def test_attributes_updated_in_a_real_loop(n_iters):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(float)
+    calls = [(LogisticRegression(n_iters=n_iters), X * k, y) for k in (1.0, 2.0, 0.5)]
+    compiled = check(LogisticRegression.fit, calls)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > 0, report
