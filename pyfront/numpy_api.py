@@ -10,6 +10,7 @@ front-end values (values.py) and return one.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -870,20 +871,23 @@ def _einsum_two(ta: str, tb: str, output: str, a: Tensor, b: Tensor) -> Tensor:
     summed = [c for c in shared if c not in output]
     free_a = [c for c in ta if c not in shared]
     free_b = [c for c in tb if c not in shared]
-    if len(summed) != 1 or len(free_a) > 1 or len(free_b) > 1 or sorted(output) != sorted(batch + free_a + free_b):
-        raise Unsupported("np.einsum: only single-index (batched) matrix/vector products are supported yet")
+    if not summed or sorted(output) != sorted(batch + free_a + free_b):
+        raise Unsupported("np.einsum: only (batched) matrix/vector products and outer products are supported yet")
+    if "".join(batch + free_a + free_b) != output:
+        raise Unsupported("np.einsum: a product whose output permutes the axes (NumPy's result layout varies)")
+    left = S.transpose(a, [ta.index(c) for c in batch + free_a + summed])
+    right = S.transpose(b, [tb.index(c) for c in batch + summed + free_b])
     if not free_a and not free_b:
         if batch:
             raise Unsupported("np.einsum: batched inner products are not supported yet")
-        return S.dot(a, b)
-    # (batch..., free_a, k) @ (batch..., k, free_b), then the output's order.
-    left = S.transpose(a, [ta.index(c) for c in batch + free_a + summed])
-    right = S.transpose(b, [tb.index(c) for c in batch + summed + free_b])
-    product = S.matmul(left, right)
-    produced = "".join(batch + free_a + free_b)
-    if produced != output:
-        raise Unsupported("np.einsum: a product whose output permutes the axes (NumPy's result layout varies)")
-    return product
+        return S.dot(S.reshape(left, (-1,)), S.reshape(right, (-1,)))
+    # (batch..., free_a, summed) @ (batch..., summed, free_b), each group of letters one dim.
+    size = dict(zip(ta, _static(a, "np.einsum"))) | dict(zip(tb, _static(b, "np.einsum")))
+    dims = [size[c] for c in batch]
+    group = lambda letters: int(np.prod([size[c] for c in letters], dtype=np.int64))  # noqa: E731
+    product = S.matmul(S.reshape(left, (*dims, group(free_a), group(summed))),
+                       S.reshape(right, (*dims, group(summed), group(free_b))))
+    return S.reshape(product, tuple(size[c] for c in output))
 
 
 def _spread(t: Tensor, term: str, output: str) -> Tensor:
@@ -924,6 +928,37 @@ def _flip(m, axis=Known(None)):
         if shape[ax] > 1:
             flipped = S.concatenate([_slice_along(flipped, ax, i, i + 1) for i in reversed(range(shape[ax]))], ax)
     return S.view_of(t, flipped.value, lambda a: np.flip(a, axis))
+
+
+_MAX_WINDOW = 64  # elements per window: one slice of the array each
+
+
+@implements(np.lib.stride_tricks.sliding_window_view)
+@views(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(x, window_shape, axis=Known(None), *, subok=Known(False), writeable=Known(False)):
+    """NumPy's read-only strided view of every window: compiled code gathers the windows (one
+    slice of `x` per window element, stacked last) and the host rebuilds the view from `x`."""
+    t, window, ax = S.to_tensor(x), known(window_shape, "window_shape"), known(axis, "axis")
+    if known(subok, "subok") or known(writeable, "writeable"):
+        raise Unsupported("sliding_window_view with subok= or writeable= is not supported yet")
+    window = tuple(window) if isinstance(window, (tuple, list)) else (window,)
+    axes = tuple(range(t.ndim)) if ax is None else S.normalize_axes(ax, t.ndim)
+    shape = _static(t, "sliding_window_view")
+    if len(window) != len(axes) or len(set(axes)) != len(axes) or \
+            any(w < 0 or w > shape[a] for w, a in zip(window, axes)):
+        raise Unsupported("sliding_window_view: these windows do not fit the array (NumPy raises ValueError)")
+    if int(np.prod(window)) > _MAX_WINDOW:
+        raise Unsupported(f"sliding_window_view with windows of more than {_MAX_WINDOW} elements is not supported yet")
+    sizes = dict(zip(axes, (shape[a] - w + 1 for w, a in zip(window, axes))))
+    parts = []
+    for offsets in itertools.product(*(range(w) for w in window)):
+        start = dict(zip(axes, offsets))
+        key = tuple(slice(start[d], start[d] + sizes[d]) if d in sizes else slice(None) for d in range(t.ndim))
+        part = indexing.getitem(t, key)
+        parts.append(S.expand_dims(Tensor(part.value, np.ndarray), -1))
+    out = tuple(sizes.get(d, n) for d, n in enumerate(shape))
+    windows = S.reshape(S.concatenate(parts, -1), out + window)
+    return S.view_of(t, windows.value, lambda a: np.lib.stride_tricks.sliding_window_view(a, window, axis=ax))
 
 
 def _flip_one(axis: int):

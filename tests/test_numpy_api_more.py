@@ -6,6 +6,7 @@ must run in the interpreter (same exception, same message).
 """
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 import pyfront
 import pytest
 
@@ -342,3 +343,29 @@ def int_of(x):
 @pytest.mark.parametrize("value", [np.nan, np.inf, 3e20, -3e20])
 def test_int_of_a_float_python_rejects_or_grows_runs_in_the_interpreter(value):
     check(int_of, [(np.array([1.5]),), (np.array([2.5]),), (np.array([value]),), (np.array([0.5]),)])
+
+
+def windows_and_contractions(x, w, v):
+    """A convolution as sliding windows contracted over three indices; einsum products over
+    several summed letters (grouped into one matmul dimension)."""
+    win = sliding_window_view(x, (3, 3), axis=(2, 3))
+    conv = np.einsum("nchwij,cij->nhw", win, w)
+    return (conv, np.einsum("ij,j->i", v, v[0]), np.einsum("bij,bjk->bik", x[:, 0], x[:, 1]),
+            np.einsum("ij,ij->", v, v), np.einsum("nhwc,c->nhw", x.transpose(0, 2, 3, 1), w[:, 0, 0]),
+            win[:, :, ::2, ::2].sum(), sliding_window_view(v[0], 2))
+
+
+def test_sliding_window_view_and_multi_index_einsum():
+    rng = np.random.default_rng(0)
+    calls = [(rng.normal(size=(2, 3, 5, 5)), rng.normal(size=(3, 3, 3)), rng.normal(size=(4, 4))) for _ in range(3)]
+    _compiled(windows_and_contractions, calls)
+
+
+def write_into_windows(x):
+    win = sliding_window_view(x, 2)
+    win[0, 0] = 1.0  # NumPy's windows are read-only: ValueError
+    return win
+
+
+def test_writing_into_sliding_windows_raises_numpys_error():
+    check(write_into_windows, [(np.arange(4.0),)] * 3)
