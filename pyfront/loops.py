@@ -140,18 +140,15 @@ class LoopMixin:
     def _for_range(self, node: ast.For, steps: range) -> None:
         """`for i in range(a, b, s)`: scf.for over k in [0, len) with `i = a + k*s` as a loop counter
         (for s > 0 the loop runs over i itself)."""
-        low, high = min(steps[0], steps[-1]), max(steps[0], steps[-1])
+        exit_at = _exit_if(node)
+        if exit_at is not None:
+            self._range_loop_with_exit(node, steps, exit_at)
+            return
         if self._peel_first_iteration(node, steps[0]):
             steps = steps[1:]
             if not steps:
                 return
-
-        def counter(k: ir.Value) -> Tensor:
-            i = k if steps.step > 0 else arith.addi(emit.index(steps.start), arith.muli(k, emit.index(steps.step)))
-            value = BoundedInt(_as_int64(i), int, lower=low, upper=high + 1)
-            self.loop_counters[id(value)] = high + 1  # arrays indexed by i need this length
-            return value
-
+        counter = self._range_counter(steps)
         if steps.step > 0:
             self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
         else:
@@ -192,6 +189,96 @@ class LoopMixin:
         self._bind(names, slots, inits, loop.results)
         for (key, obj), value in zip(slots, loop.results[len(names):]):
             self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
+
+    def _range_counter(self, steps: range):
+        """The loop variable of iteration k (an index value) of a loop over `steps`."""
+        low, high = min(steps[0], steps[-1]), max(steps[0], steps[-1])
+
+        def counter(k: ir.Value) -> Tensor:
+            i = k if steps.step > 0 and steps.start == 0 else \
+                arith.addi(emit.index(steps.start), arith.muli(k, emit.index(steps.step)))
+            value = BoundedInt(_as_int64(i), int, lower=low, upper=high + 1)
+            self.loop_counters[id(value)] = high + 1  # arrays indexed by i need this length
+            return value
+        return counter
+
+    def _range_loop_with_exit(self, node: ast.For, steps: range, exit_at: int) -> None:
+        """`for i in range(...)` whose one jump is a top-level `if <test>: ...; break` (iterate until
+        converged): an scf.while over the iteration count k and an exit flag. Iteration k runs the
+        statements before the `if`, then the if's statements (and the loop stops) or the rest.
+        A name the statements before the `if` bind before reading it needs no value before the loop:
+        it enters the loop as zeros of the type the first iteration gives it, never read."""
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
+        head, exit_if, tail = node.body[:exit_at], node.body[exit_at], node.body[exit_at + 1:]
+        env, target = self.frame.env, node.target.id
+        names = sorted(assigned_names(node.body) - {target})
+        fresh = [n for n in names if n not in env]
+        if any(not _bound_before_read(head, n) for n in fresh):
+            raise Unsupported("a name the loop binds has no value before it and is not bound first thing "
+                              "in each iteration", node)
+        if fresh:
+            self._zeros_like_first_iteration(head, fresh, target, steps[0], node)
+            env = self.frame.env  # the dry run's undoing restored a copy of the environment
+        for name in names:
+            if isinstance(env[name], Known) and type(env[name].value) is np.ndarray:
+                self._as_computed(env[name])
+        # The iteration count and the exit flag are carried as 0-d tensors, as the values are
+        # (IREE 3.13 crashed compiling an scf.while that carried an index and an i1).
+        inits = [env[n] for n in names] + [S.constant(0, np.dtype(np.int64)), S.constant(False, np.dtype(np.bool_))]
+        outside = dict(env)
+        types = [t.value.type for t in inits]
+        loop = scf.WhileOp(types, [t.value for t in inits])
+        if not self.hoist_points:
+            self.hoist_points.append(ir.InsertionPoint(loop.operation))
+        try:
+            before = loop.before.blocks.append(*types)
+            with ir.InsertionPoint(before):
+                *_, k, done = before.arguments
+                more = S.ufunc(np.less, Tensor(k, np.int64), Known(np.int64(len(steps))))
+                go = S.ufunc(np.logical_and, more, Tensor(S.logical_not(done), np.bool_))
+                scf.ConditionOp(tensor.extract(go.value, []), list(before.arguments))
+            after = loop.after.blocks.append(*types)
+            with ir.InsertionPoint(after):
+                *values, k, _ = after.arguments
+                self._bind(names, [], inits, values)
+                self.frame.env[target] = self._range_counter(steps)(_as_index(k))
+                self._visit_body(head)
+                flag = S.truth(self.visit(exit_if.test))
+                self._if_statement(flag, ast.copy_location(
+                    ast.If(exit_if.test, exit_if.body[:-1] or [ast.Pass()], tail or [ast.Pass()]), exit_if))
+                self._check_carried(names, [], inits, {**outside, target: self.frame.env[target]}, node)
+                step = S.ufunc(np.add, Tensor(k, np.int64), Known(np.int64(1)))
+                scf.YieldOp([self.frame.env[n].value for n in names] + [step.value, flag])
+        finally:
+            if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
+                self.hoist_points.clear()
+        *results, k, _ = loop.results
+        self._bind(names, [], inits, results)  # (the branch in the body rebound self.frame.env)
+        last = arith.subi(_as_index(k), emit.index(1))
+        self.frame.env[target] = self._range_counter(steps)(last)  # the last iteration's
+
+    def _zeros_like_first_iteration(self, head: list[ast.stmt], names: list[str], target: str, first: int,
+                                     node: ast.For) -> None:
+        """Bind `names` to zeros of the types the statements `head` give them in iteration `first`
+        (learned by generating them once and undoing it: what it generated is erased, so only the
+        types are kept)."""
+        kinds = {}
+
+        def dry_run():
+            self.frame.env[target] = Known(first)
+            self._visit_body(head)
+            for n in names:
+                t = self.frame.env.get(n)
+                kinds[n] = (t.shape, t.dtype, t.pytype) if isinstance(t, Tensor) else None
+            raise Unsupported("(undone)")
+
+        self._attempt(dry_run)
+        for name in names:
+            if kinds.get(name) is None or None in kinds[name][0]:
+                raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
+            shape, dtype, pytype = kinds[name]
+            self.frame.env[name] = Tensor(S.full(shape, 0, dtype).value, pytype)
 
     def _carried_attributes(self, node: ast.For) -> list[tuple[tuple[int, str], Obj]]:
         """The attributes `x.name` the loop body assigns, of objects `x` names before the loop (a
@@ -269,6 +356,25 @@ class LoopMixin:
             table[key] = Tensor(value, old.pytype)
 
 
+def _bound_before_read(body: list[ast.stmt], name: str) -> bool:
+    """Whether a top-level `name = ...` in `body` binds `name` before anything reads it."""
+    for stmt in body:
+        reads = stmt.value if isinstance(stmt, ast.Assign) else stmt
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(reads)):
+            return False
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return True
+    return False
+
+
+def _exit_if(node: ast.For) -> int | None:
+    """The index of the body's `if <test>: ...; break` (no else) when it is the loop's only jump."""
+    exits = [i for i, stmt in enumerate(node.body) if isinstance(stmt, ast.If) and not stmt.orelse
+             and isinstance(stmt.body[-1], ast.Break)]
+    jumps = [sub for sub in ast.walk(node) if isinstance(sub, (ast.Break, ast.Continue, ast.Return))]
+    return exits[0] if len(exits) == 1 and len(jumps) == 1 else None
+
+
 def _single_break(node: ast.While) -> int | None:
     """The index of the body's `if <test>: break` when it is the loop's only jump, else None."""
     exits = [i for i, stmt in enumerate(node.body) if isinstance(stmt, ast.If) and not stmt.orelse
@@ -282,6 +388,11 @@ def _reject_jumps(node: ast.While | ast.For) -> None:
         if isinstance(sub, (ast.Break, ast.Continue, ast.Return)):
             raise Unsupported(f"{construct(sub)} inside a loop compiled as a real loop "
                               "is not supported yet", sub)
+
+
+def _as_index(t: ir.Value) -> ir.Value:
+    """A 0-d int64 tensor as an index value."""
+    return arith.index_cast(ir.IndexType.get(), tensor.extract(t, []))
 
 
 def _as_int64(i: ir.Value) -> ir.Value:

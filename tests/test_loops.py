@@ -262,3 +262,44 @@ def test_attributes_updated_in_a_real_loop(n_iters):
     compiled = check(LogisticRegression.fit, calls)
     report = pyfront.explain(compiled)
     assert report.compiled_calls > 0, report
+
+
+def halve_until_small(x):
+    v = x * 1.0
+    for it in range(300):
+        v = v * 0.5
+        if v.max() < 1e-3:
+            break
+    return v, it
+
+
+def converge_then_break(x):
+    v = x * 1.0
+    for it in range(300):
+        w = v * 0.5  # bound first thing in each iteration: no value needed before the loop
+        if np.max(np.abs(w - v)) < 1e-3:
+            v = w + 1.0  # the statements before `break` run in the iteration that exits
+            break
+        v = w
+    return v, it
+
+
+def late_name(x):
+    v = x * 1.0
+    for it in range(300):
+        if v.max() < 1e-3:
+            break
+        v = v * 0.5
+        w = v  # bound after the exit test: unbound if the first iteration exits (NameError)
+    return v, w
+
+
+@pytest.mark.parametrize("fn", [halve_until_small, converge_then_break])
+def test_range_loop_that_breaks_on_a_computed_condition(fn):
+    compiled = check(fn, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4, 1e9)])  # 1e9: runs all 300
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def test_a_name_bound_after_the_exit_test_keeps_the_loop_interpreted():
+    compiled = check(late_name, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4)])
+    assert "no value before it" in str(pyfront.explain(compiled))
