@@ -508,8 +508,20 @@ def getitem(x: Tensor, key: Any, result_shape: tuple | None = None) -> Tensor:
         result = _advanced_read(x, parts)
     else:
         result = _basic_read(x, parts, key, result_shape)
+        if isinstance(result, Tensor) and _has_0d_index_array(key):
+            result = Tensor(result.value, result.pytype)  # indexing by a 0-d array copies, as an int would not
     _check_shape(x, parts, result.shape)
     return result
+
+
+def _has_0d_index_array(key: Any) -> bool:
+    """A 0-d int array in the key (not a NumPy int): NumPy indexes by it as by an int, but it is an
+    advanced index, so the result is a copy (`a[np.array(1)]` shares no memory with `a`)."""
+    def is_0d_array(k):
+        if isinstance(k, Known):
+            return isinstance(k.value, np.ndarray) and k.value.ndim == 0
+        return isinstance(k, Tensor) and k.pytype is np.ndarray and k.ndim == 0
+    return any(is_0d_array(k) for k in (key if isinstance(key, tuple) else (key,)))
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> Tensor:

@@ -221,6 +221,8 @@ METHODS["astype"] = _astype
 
 @implements(np.array)
 def _array(a, dtype=Known(None)):
+    if isinstance(a, Known) and isinstance(dtype, Known):  # np.array(0), np.array([1, 2], np.int32)
+        return S.fold(np.array, a.value, dtype.value)
     t = S.to_tensor(a)
     dt = known(dtype, "dtype")
     # np.array(x) copies and returns an ndarray even for a NumPy scalar.

@@ -579,3 +579,16 @@ def take_is_a_copy(w, i):
 def test_np_take_with_a_single_index_returns_a_copy():
     w = np.arange(6, dtype=np.float32).reshape(3, 2)
     _compiled(take_is_a_copy, [(w, np.array(1)), (w, np.array(2)), (w, np.array(-1))])
+
+
+def zero_d_array_index(w, i):
+    r = w[i]  # i is a 0-d array: an advanced index, so a copy
+    s = w[np.int64(1)]  # a NumPy int: a view
+    t = w[np.array(0), :]
+    w[1] = 9.0
+    w[0] = 7.0
+    return r, s, t
+
+
+def test_indexing_by_a_0d_array_copies_and_by_a_numpy_int_views():
+    _compiled(zero_d_array_index, [(np.arange(6.0).reshape(3, 2), np.array(k)) for k in (1, 2, -1)])
