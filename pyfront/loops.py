@@ -240,7 +240,7 @@ class LoopMixin:
                 scf.ConditionOp(tensor.extract(go.value, []), list(before.arguments))
             after = loop.after.blocks.append(*types)
             with ir.InsertionPoint(after):
-                *values, k, _ = after.arguments
+                *values, k, entered_done = after.arguments
                 self._bind(names, [], inits, values)
                 self.frame.env[target] = self._range_counter(steps)(_as_index(k))
                 self._visit_body(head)
@@ -249,7 +249,15 @@ class LoopMixin:
                     ast.If(exit_if.test, exit_if.body[:-1] or [ast.Pass()], tail or [ast.Pass()]), exit_if))
                 self._check_carried(names, [], inits, {**outside, target: self.frame.env[target]}, node)
                 step = S.ufunc(np.add, Tensor(k, np.int64), Known(np.int64(1)))
-                scf.YieldOp([self.frame.env[n].value for n in names] + [step.value, flag])
+                # Every value the iteration receives is read (the flag entering is false here): upstream
+                # canonicalization drops unread ones from the iteration's arguments, and IREE 3.13's
+                # stream conversion crashed on an scf.while whose two regions' arguments differ.
+                entered = Tensor(entered_done, np.bool_)
+                yields = [S.where(entered, Tensor(v, old.pytype), self.frame.env[n]).value
+                          if _bound_before_read(head, n) else self.frame.env[n].value
+                          for n, v, old in zip(names, values, inits)]
+                done = S.ufunc(np.logical_or, entered, Tensor(flag, np.bool_))
+                scf.YieldOp(yields + [step.value, done.value])
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()

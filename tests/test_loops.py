@@ -303,3 +303,20 @@ def test_range_loop_that_breaks_on_a_computed_condition(fn):
 def test_a_name_bound_after_the_exit_test_keeps_the_loop_interpreted():
     compiled = check(late_name, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4)])
     assert "no value before it" in str(pyfront.explain(compiled))
+
+
+def newest_estimate(x):
+    v = x * 1.0
+    for it in range(300):
+        q = v * 0.5  # q's value from the previous iteration is never read
+        if np.max(np.abs(q - v)) < 1e-3:
+            break
+        v = q
+    return v, q, it
+
+
+def test_loop_returning_a_value_bound_first_thing_in_the_body():
+    """IREE 3.13 crashed compiling this loop once canonicalization dropped the body's unread
+    arguments (loops.py keeps every argument read)."""
+    compiled = check(newest_estimate, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4, 1e9)])
+    assert pyfront.explain(compiled).compiled_calls > 0
