@@ -175,7 +175,7 @@ class ContainerMixin:
         """`d[k] = v` on a dict this call built (only one name may refer to it)."""
         pairs = self._dict_pairs(d, node)
         key = self._dict_key(key, node)
-        self._check_not_iterating(id(d), key not in pairs, node)
+        self._check_not_iterating(id(d), key not in pairs, node, key)
         pairs[key] = value
         self._replace_value(d, make_dict(pairs), node)
 
@@ -218,6 +218,19 @@ class ContainerMixin:
         if not isinstance(key, Known) or not is_dict_key(key.value):
             raise Unsupported("dict.get with a computed key is not supported yet", node)
         return self._dict_pairs(mapping, node).get(key.value, default)
+
+    def _dict_setdefault(self, mapping: Seq | Obj, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """`d.setdefault(key, default=None)`: the item when the key is there, else `d[key] = default`
+        (a store, deferred for a dict in Python state) and the default."""
+        _arity("dict.setdefault", args, kwargs, 1, 2)
+        key, default = args[0], args[1] if len(args) > 1 else Known(None)
+        if not isinstance(key, Known) or not is_dict_key(key.value):
+            raise Unsupported("dict.setdefault with a computed key is not supported yet", node)
+        pairs = self._dict_pairs(mapping, node)
+        if key.value in pairs:
+            return pairs[key.value]
+        self._store_item(mapping, key, default, node)
+        return default
 
     # Iteration ------------------------------------------------------------------------
 
@@ -263,32 +276,37 @@ class ContainerMixin:
         if watched is None:
             yield items
             return
-        key, what = watched
-        outer = self.iterating.get(key)
-        self.iterating[key] = "values" if outer == "values" else what
+        key, what, mapping = watched
+        progress = _Progress(items, list(self._dict_pairs(mapping, node)) if what == "values" else None)
+        watches = self.iterating.setdefault(key, [])
+        watches.append((what, progress))
         try:
-            yield items
+            yield progress
         finally:
-            if outer is None:
+            watches.pop()
+            if not watches:
                 del self.iterating[key]
-            else:
-                self.iterating[key] = outer
 
     @staticmethod
-    def _iterated_container(value: Any) -> tuple[int, str] | None:
+    def _iterated_container(value: Any) -> tuple[int, str, Any] | None:
+        """(id of the dict or list a loop goes through, how, the container): "keys" of a dict,
+        "values" (or items) of a dict, or "elements" of a list."""
         mapping, what = (value.mapping, "keys" if value.kind == "keys" else "values") \
             if isinstance(value, DictView) else (value, "keys")
         if isinstance(mapping, Seq) and mapping.kind in (dict, list):
-            return id(mapping), what
+            return id(mapping), "elements" if mapping.kind is list else what, mapping
         if isinstance(mapping, Obj) and container_type(mapping.example) in (dict, list):
-            return id(mapping.example), what
+            return id(mapping.example), "elements" if container_type(mapping.example) is list else what, mapping
         return None
 
-    def _check_not_iterating(self, container_id: int, new_key: bool, node: ast.AST) -> None:
-        """A store into a dict or list that a loop iterates: Python would see it (or raise)."""
-        what = self.iterating.get(container_id)
-        if what is not None and (what == "values" or new_key):
-            raise Unsupported("changing a dict or list while a loop iterates over it is not supported", node)
+    def _check_not_iterating(self, container_id: int, new_key: bool, node: ast.AST, slot: Any = None) -> None:
+        """A store into slot `slot` (a key or list index) of a dict or list that a loop goes through:
+        the items were read when compiling, so only a slot the loop has already passed may change
+        (Python would see a later one; a new key or a size change raises or is seen)."""
+        for what, progress in self.iterating.get(container_id, ()):
+            if new_key or what != "keys" and not progress.passed(slot):
+                raise Unsupported("changing a dict or list item that a loop has not reached yet (or its size) "
+                                  "while the loop goes through it is not supported", node)
 
     # Builtins -------------------------------------------------------------------------
 
@@ -439,6 +457,27 @@ class ContainerMixin:
         if type(value) is dict:
             return make_dict({k: self._from_python(v) for k, v in value.items()})
         return Known(value)
+
+
+class _Progress:
+    """The items a loop goes through (read when compiling) and how many it has reached."""
+
+    def __init__(self, items: list, keys: list | None):
+        self.items, self.keys, self.reached = items, keys, 0  # keys: a dict's, in order; None: a list's
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        for i, item in enumerate(self.items):
+            self.reached = i + 1
+            yield item
+
+    def passed(self, slot: Any) -> bool:
+        """Whether the item at `slot` was read already (the current one included)."""
+        if self.keys is not None:
+            return slot in self.keys[:self.reached]
+        return type(slot) is int and slot % len(self.items) < self.reached if self.items else False
 
 
 def _arity(name: str, args: list, kwargs: dict, least: int, most: int) -> None:

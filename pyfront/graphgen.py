@@ -184,7 +184,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         self._store_slots: dict[tuple, str] = {}  # (id(object), "attr"|"item", name) -> path written
         self.commits: list[tuple[str, Any]] = []
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
-        self.iterating: dict[int, str] = {}
+        self.iterating: dict[int, list] = {}  # id -> (how, progress) per loop going through it
         self.draws: list = []  # HostDraws in program order (draws.py)
         self.deepest = 0  # most frames inlined at once (the function's own included)
         self._init_buffers()
@@ -793,6 +793,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if isinstance(callee, BoundMethod):
             if callee.name == "get" and _is_dict(callee.receiver):
                 return self._dict_get(callee.receiver, args, kwargs, node)
+            if callee.name == "setdefault" and _is_dict(callee.receiver):
+                return self._dict_setdefault(callee.receiver, args, kwargs, node)
             if callee.name in DICT_VIEWS and _is_dict(callee.receiver):
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
@@ -1009,7 +1011,7 @@ OUT_METHODS = ("clip",)
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
-DICT_METHODS = (*DICT_VIEWS, "get")
+DICT_METHODS = (*DICT_VIEWS, "get", "setdefault")
 
 
 def _operator_operands(left: Any, right: Any, what: str) -> tuple[Any, Any]:

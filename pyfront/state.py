@@ -91,8 +91,8 @@ class StateMixin:
         if container_type(base.example) is list:
             if key.value >= self._state_len(base, target):
                 raise Unsupported(f"{base.path}[{key.value!r}] = ...: list assignment index out of range", target)
-        self._check_not_iterating(id(base.example),
-                                  container_type(base.example) is dict and key.value not in base.example, target)
+        self._check_not_iterating(id(base.example), container_type(base.example) is dict and key.value not in
+                                  base.example, target, key.value)
         self._check_storable(value, f"{base.path}[{key.value!r}]", target)
         if isinstance(value, Tensor):
             core.STORE_ITEM.build([base.value, value.value], [], key=attr)

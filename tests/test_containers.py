@@ -377,3 +377,53 @@ def one_list_many_names(x):
 def test_a_list_appended_to_is_one_object_everywhere_it_is_stored(fn, first):
     compiled = check(fn, [first + (np.ones(3) * k,) for k in range(4)])
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+class Holder:
+    pass
+
+
+def update_each_param(params, grads, configs):
+    for name, w in params.items():  # Python allows replacing the item the loop is at
+        config = configs[name]
+        config.setdefault("lr", 0.1)
+        v = config.get("velocity", np.zeros_like(w))
+        v = 0.9 * v - config["lr"] * grads[name]
+        params[name] = w + v
+        config["velocity"] = v
+    return params
+
+
+def test_replacing_the_current_item_while_iterating_a_dict_and_setdefault():
+    def call(k):
+        params = {"W": np.ones((2, 2)) * k, "b": np.zeros(2)}
+        return params, {"W": np.full((2, 2), 0.5), "b": np.ones(2)}, {"W": {"lr": 0.1}, "b": {"lr": 0.2}}
+    compiled = check(update_each_param, [call(k) for k in (1.0, 2.0, 3.0)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def momentum_of(config, g):
+    mu = config.setdefault("momentum", 0.9)  # added to the caller's dict on the first call
+    return g * config["momentum"] * mu
+
+
+def test_setdefault_adds_the_key_to_the_callers_dict():
+    compiled = check(momentum_of, [({"lr": 0.1}, np.ones(2) * k) for k in (1.0, 2.0, 3.0)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def write_ahead_of_the_loop(m, x):
+    out = []
+    for v in m.ws:
+        m.ws[1] = x * 2.0  # the loop reads this item later: Python sees the new value
+        out.append(v * 1.0)
+    return out
+
+
+def test_writing_an_item_a_loop_has_not_reached_runs_in_the_interpreter():
+    def call(k):
+        m = Holder()
+        m.ws = [np.ones(2), np.zeros(2)]
+        return m, np.ones(2) * k
+    compiled = check(write_ahead_of_the_loop, [call(k) for k in (1.0, 2.0, 3.0)])
+    assert "not reached yet" in str(pyfront.explain(compiled))
