@@ -421,7 +421,21 @@ class ContainerMixin:
                 return S.fold(fn, [i.value for i in items], **{k: v.value for k, v in kwargs.items()})
         if all(isinstance(a, Known) for a in args + list(kwargs.values())):
             return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+        if fn in (min, max) and len(args) >= 2 and not kwargs:
+            return _scalar_extreme(fn, args, node)
         raise Unsupported(f"{fn.__name__}() of computed values is not supported yet", node)
+
+    def _builtin_abs(self, args, kwargs, node):
+        """`abs(x)`: NumPy's absolute for arrays and NumPy scalars (their __abs__), fabs for a float."""
+        _arity("abs", args, kwargs, 1, 1)
+        (x,) = args
+        if isinstance(x, Known):
+            return S.fold(abs, x.value)
+        if isinstance(x, Tensor) and x.pytype is float:
+            return Tensor(S.ufunc(np.absolute, Tensor(x.value, np.float64)).value, float)
+        if isinstance(x, Tensor) and x.pytype not in (int, bool):
+            return S.ufunc(np.absolute, x)
+        raise Unsupported(f"abs() of {S.describe(x)} is not supported yet", node)
 
     def _builtin_getattr(self, args, kwargs, node):
         _arity("getattr", args, kwargs, 2, 3)
@@ -457,6 +471,29 @@ class ContainerMixin:
         if type(value) is dict:
             return make_dict({k: self._from_python(v) for k, v in value.items()})
         return Known(value)
+
+
+def _scalar_extreme(fn, items: list, node: ast.AST) -> Tensor:
+    """`max(a, b, ...)` / `min(...)` of scalars of one Python type (`max(lr * decay, 1e-4)`): as
+    Python compares, left to right, keeping the earlier item unless a later one is strictly
+    greater (smaller), so NaN and ties come out as in the interpreter."""
+    pytypes = {i.pytype if isinstance(i, Tensor) else type(i.value) for i in items}
+    if len(pytypes) != 1 or any(isinstance(i, Tensor) and i.ndim for i in items) or \
+            any(isinstance(i, Known) and not isinstance(i.value, (int, float, np.generic)) for i in items):
+        raise Unsupported(f"{fn.__name__}() of values of different types, or of arrays (the result's type "
+                          "would depend on the data), is not supported yet", node)
+    (pytype,) = pytypes
+    if pytype is bool:
+        raise Unsupported(f"{fn.__name__}() of computed bools is not supported yet", node)
+    if any(isinstance(i, Tensor) and i.source is not None for i in items):
+        raise Unsupported(f"{fn.__name__}() of an argument or state value itself is not supported yet "
+                          "(Python returns that very object)", node)
+    beats = np.greater if fn is max else np.less
+    best = items[0]
+    for item in items[1:]:
+        chosen = S.where(S.ufunc(beats, item, best), item, best)
+        best = Tensor(chosen.value, pytype)
+    return best
 
 
 class _Progress:
@@ -504,6 +541,7 @@ BUILTIN_HANDLERS = {
     getattr: ContainerMixin._builtin_getattr,
     setattr: ContainerMixin._builtin_setattr,
     hasattr: ContainerMixin._builtin_hasattr,
+    abs: ContainerMixin._builtin_abs,
     **{fn: (lambda self, args, kwargs, node, fn=fn: self._builtin_reduce(fn, args, kwargs, node))
        for fn in (min, max, any, all)},
 }

@@ -427,3 +427,30 @@ def test_writing_an_item_a_loop_has_not_reached_runs_in_the_interpreter():
         return m, np.ones(2) * k
     compiled = check(write_ahead_of_the_loop, [call(k) for k in (1.0, 2.0, 3.0)])
     assert "not reached yet" in str(pyfront.explain(compiled))
+
+
+def schedules_and_floors(x, lr):
+    loss = float((x ** 2).mean())
+    return max(lr * 0.5, 1e-3), min(loss, 10.0), abs(x.sum()), abs(lr - 1.0), abs(x)
+
+
+def extremes_as_python_compares(a, b):
+    a, b = a * 1.0, b * 1.0
+    return max(a, b), min(a, b), max(a, b, 0.5), min(np.float32(a), np.float32(b))
+
+
+def test_min_max_abs_of_computed_scalars():
+    compiled = check(schedules_and_floors, [(np.ones(3) * k, 0.1 * k) for k in (1.0, 2.0, 3.0, -1.0)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+    pairs = [(1.0, 2.0), (3.0, 1.0), (float("nan"), 1.0), (1.0, float("nan")), (0.0, -0.0), (-0.0, 0.0), (3.0, 3.0)]
+    compiled = check(extremes_as_python_compares, pairs)  # NaN, signed zeros and ties: the earlier item stays
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def mixed_types(x):
+    return max(x.max(), 0.0)  # np.float64 or float, depending on the data
+
+
+def test_max_of_a_numpy_scalar_and_a_float_runs_in_the_interpreter():
+    compiled = check(mixed_types, [(np.ones(3) * k,) for k in (1.0, -1.0, 2.0)])
+    assert "different types" in str(pyfront.explain(compiled))
