@@ -148,7 +148,7 @@ class LoopMixin:
             steps = steps[1:]
             if not steps:
                 return
-        counter = self._range_counter(steps)
+        counter = self._range_counter(steps, counts_values=steps.step > 0)
         if steps.step > 0:
             self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
         else:
@@ -190,13 +190,13 @@ class LoopMixin:
         for (key, obj), value in zip(slots, loop.results[len(names):]):
             self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
 
-    def _range_counter(self, steps: range):
-        """The loop variable of iteration k (an index value) of a loop over `steps`."""
+    def _range_counter(self, steps: range, counts_values: bool = False):
+        """The loop variable, from an index value: the k-th iteration's (`steps[k]`), or, with
+        `counts_values`, the value itself (an scf.for that steps through `steps`)."""
         low, high = min(steps[0], steps[-1]), max(steps[0], steps[-1])
 
         def counter(k: ir.Value) -> Tensor:
-            i = k if steps.step > 0 and steps.start == 0 else \
-                arith.addi(emit.index(steps.start), arith.muli(k, emit.index(steps.step)))
+            i = k if counts_values else arith.addi(emit.index(steps.start), arith.muli(k, emit.index(steps.step)))
             value = BoundedInt(_as_int64(i), int, lower=low, upper=high + 1)
             self.loop_counters[id(value)] = high + 1  # arrays indexed by i need this length
             return value

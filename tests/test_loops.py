@@ -320,3 +320,17 @@ def test_loop_returning_a_value_bound_first_thing_in_the_body():
     arguments (loops.py keeps every argument read)."""
     compiled = check(newest_estimate, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4, 1e9)])
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def offset_range_sum(x):
+    t = x[0] * 0.0
+    for i in range(3, 280, 2):  # a real loop whose counter starts past 0
+        t = t + x[i] * i
+    for j in range(5, 9):  # a short one
+        t = t - x[j]
+    return t, i, j
+
+
+def test_range_loops_that_start_past_zero():
+    compiled = check(offset_range_sum, [(np.arange(300.0) * k,) for k in (1.0, 2.0, 0.5)])
+    assert pyfront.explain(compiled).compiled_calls > 0
