@@ -21,11 +21,10 @@ never exceed it, however many loops it has. Inner loops are unrolled first,
 so an outer loop's size counts its inner loops already unrolled: nested
 loops spend the product of their trip counts.
 
-A second budget bounds IREE's compile time: every op that is not elementwise
-(a matmul, a reduction, a gather, a transpose, ...) becomes a kernel, or part
-of one, that IREE compiles separately (~50 ms each), so a loop is unrolled
-only if trip count x such ops in its body fits in what is left of
-MAX_KERNELS (64) for the module. A 200-step logistic-regression training
+A second budget bounds IREE's compile time: every contraction, reduction,
+gather or scatter becomes a kernel of its own that IREE compiles separately
+(~50 ms each), so a loop is unrolled only if trip count x such ops in its
+body fits in what is left of MAX_KERNELS (64) for the module. A 200-step logistic-regression training
 loop stays a loop (unrolled, it did not compile in 300 s); an 8-step LSTM is
 unrolled.
 """
@@ -35,13 +34,22 @@ from __future__ import annotations
 import os
 
 from pyfront.dialects.mlir import arith, ir, walk
-from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
+from pyfront.dialects.primitives.base import by_op_name
 from pyfront.passes.registry import register_pass
 
 MAX_TRIP_COUNT = 256
 DEFAULT_BUDGET = 16384
 MAX_KERNELS = 64
-_ELEMENTWISE = {f"pyfront.{name}" for name in (*BINARY, *COMPARE, *UNARY, "astype", "where")}
+
+
+def _is_kernel(op: ir.Operation) -> bool:
+    """A contraction or reduction (its float results may hold NaN from anywhere: "nonfinite"), or
+    an op over `axes` that reads other elements than its own position (gathers, scatters, argmax)."""
+    prim = by_op_name(op.name)
+    if prim is None:
+        return False
+    reduces = prim.fp_events is not None and prim.fp_events.detect == "nonfinite"
+    return reduces or any(a.name == "axes" for a in prim.params) and prim.name != "flip"
 
 
 def budget() -> int:
@@ -92,14 +100,13 @@ def _trip_count(loop: ir.Operation) -> int | None:
 
 
 def _size(loop: ir.Operation) -> tuple[int, int]:
-    """The ops in the loop's body (nested ones included), and how many of them are pyfront ops
-    that are not elementwise (kernels of their own)."""
+    """The ops in the loop's body (nested ones included), and how many of them are kernels."""
     ops = kernels = 0
 
     def visit(op):
         nonlocal ops, kernels
         ops += 1
-        kernels += op.name.startswith("pyfront.") and op.name not in _ELEMENTWISE
+        kernels += _is_kernel(op.operation)
         return ir.WalkResult.ADVANCE
 
     walk(loop, visit)
