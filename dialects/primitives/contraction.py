@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import linalg
 from pyfront.dialects.primitives import bind, emit
-from pyfront.dialects.primitives.base import broadcast_shapes, fp_events, primitive, same_dtype, unify_dims
+from pyfront.dialects.primitives.base import (broadcast_shapes, float16_accumulation, fp_events, primitive, same_dtype,
+                                             unify_dims)
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import shape_of, tensor_dtype
 
@@ -44,7 +45,7 @@ def matmul_shape(a, b):
 def _operand_rule(a, b, **_):
     if a != b:
         return f"operand dtypes differ: {a}, {b}"
-    return "bool matmul is not supported" if a == np.bool_ else None
+    return "bool matmul is not supported" if a == np.bool_ else float16_accumulation(a)
 
 
 def _lower(view, a, b):

@@ -22,7 +22,7 @@ from functools import reduce
 
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, math, tensor
-from pyfront.dialects.types import element_type, shape_of, tensor_dtype, tensor_type
+from pyfront.dialects.types import as_signless_int, element_type, shape_of, signed_twin, tensor_dtype, tensor_type
 
 PARALLEL = "#linalg.iterator_type<parallel>"
 REDUCTION = "#linalg.iterator_type<reduction>"
@@ -186,13 +186,21 @@ def scalar_constant(value, dtype: np.dtype) -> ir.Value:
     t = element_type(dtype)
     if dtype.kind == "f":
         return arith.constant(t, float(value))
-    return arith.constant(t, int(bool(value)) if dtype == np.bool_ else int(value))
+    return arith.constant(t, int(bool(value)) if dtype == np.bool_ else as_signless_int(value, dtype))
 
 
 def splat(value, shape: tuple[int, ...], dtype: np.dtype) -> ir.Value:
     """A constant tensor with every element `value` (already representable in `dtype`)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "u":
+        return _unsigned(splat(as_signless_int(value, dtype), shape, signed_twin(dtype)), dtype)
     return arith.constant(tensor_type(shape, dtype), _dense_splat(value, dtype, shape))
+
+
+def _unsigned(signless: ir.Value, dtype: np.dtype) -> ir.Value:
+    """A signless constant tensor as unsigned `dtype`: arith.constant verifies only signless
+    integers, and the pyfront dialect types unsigned values `ui` (dialects/types.py)."""
+    return tensor.bitcast(tensor_type(shape_of(signless.type), dtype), signless)
 
 
 def _dense_splat(value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Attribute:
@@ -201,13 +209,15 @@ def _dense_splat(value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Attribute
     if dtype.kind == "f":
         scalar = ir.FloatAttr.get(elt, float(value))
     else:
-        scalar = ir.IntegerAttr.get(elt, int(bool(value)) if dtype == np.bool_ else int(value))
+        scalar = ir.IntegerAttr.get(elt, int(bool(value)) if dtype == np.bool_ else as_signless_int(value, dtype))
     return ir.DenseElementsAttr.get_splat(t, scalar)
 
 
 def dense(array: np.ndarray) -> ir.Value:
     """A constant tensor holding `array` (any supported dtype)."""
     array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    if array.dtype.kind == "u":
+        return _unsigned(dense(array.view(signed_twin(array.dtype))), array.dtype)
     t = tensor_type(array.shape, array.dtype)
     if array.size and (array == array.flat[0]).all():
         return arith.constant(t, _dense_splat(array.flat[0], array.dtype, array.shape))
@@ -281,7 +291,9 @@ def _reassoc(groups: list[list[int]]) -> ir.ArrayAttr:
 
 
 def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
-    """Scalar conversion with NumPy's astype semantics (bool is `!= 0`; float to int truncates)."""
+    """Scalar conversion with NumPy's astype semantics (bool is `!= 0`; float to int truncates;
+    ints wrap). Unsigned operands extend with zeros and convert as unsigned; float-to-int casts
+    out of the target's range are guarded by the front end (passes/guard_fp_events.py)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
@@ -294,11 +306,13 @@ def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
         return arith.uitofp(t, x) if dst.kind == "f" else arith.extui(t, x)
     if src.kind == "f" and dst.kind == "f":
         return arith.extf(t, x) if dst.itemsize > src.itemsize else arith.truncf(t, x)
-    if src.kind == "i" and dst.kind == "i":
-        return arith.extsi(t, x) if dst.itemsize > src.itemsize else arith.trunci(t, x)
-    if src.kind == "i":
-        return arith.sitofp(t, x)
-    return arith.fptosi(t, x)
+    if src.kind in "iu" and dst.kind in "iu":
+        if dst.itemsize > src.itemsize:  # NumPy extends by the source's sign
+            return arith.extui(t, x) if src.kind == "u" else arith.extsi(t, x)
+        return arith.trunci(t, x) if dst.itemsize < src.itemsize else arith.bitcast(t, x)
+    if src.kind in "iu":
+        return arith.uitofp(t, x) if src.kind == "u" else arith.sitofp(t, x)
+    return arith.fptoui(t, x) if dst.kind == "u" else arith.fptosi(t, x)
 
 
 def math_unary(name: str) -> Callable[[ir.Value], ir.Value]:
