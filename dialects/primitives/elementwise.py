@@ -169,6 +169,21 @@ def _uint_mod(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(is_zero, _c(a, 0), arith.remui(a, arith.select(is_zero, _c(b, 1), b)))
 
 
+def _shift(op: Callable[..., ir.Value], beyond: Callable[[ir.Value], ir.Value]) -> Body:
+    """NumPy's npy_lshift/npy_rshift: `a op b` for 0 <= b < bits; otherwise (b read as unsigned,
+    so negative amounts too) `beyond(a)`, where LLVM's shifts would be poison."""
+    def body(a: ir.Value, b: ir.Value) -> ir.Value:
+        bits = ir.IntegerType(a.type).width
+        within = arith.cmpi(arith.CmpIPredicate.ult, b, _c(b, bits))
+        return arith.select(within, op(a, arith.select(within, b, _c(b, 0))), beyond(a))
+    return body
+
+
+def _sign_fill(a: ir.Value) -> ir.Value:
+    """A signed right shift by the width or more: -1 for negative a, else 0."""
+    return arith.shrsi(a, _c(a, ir.IntegerType(a.type).width - 1))
+
+
 def _tanh(a: ir.Value) -> ir.Value:
     if not isa(ir.F64Type, a.type):
         return math.tanh(a)
@@ -406,6 +421,9 @@ BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "bitwise_and": (np.bitwise_and, {**_ints(arith.andi), B: arith.andi}, INT_OR_BOOL_ONLY, None),
     "bitwise_or": (np.bitwise_or, {**_ints(arith.ori), B: arith.ori}, INT_OR_BOOL_ONLY, None),
     "bitwise_xor": (np.bitwise_xor, {**_ints(arith.xori), B: arith.xori}, INT_OR_BOOL_ONLY, None),
+    "left_shift": (np.left_shift, _ints(_shift(arith.shli, lambda a: _c(a, 0))), INT_OR_BOOL_ONLY, None),
+    "right_shift": (np.right_shift, {I: _shift(arith.shrsi, _sign_fill), U: _shift(arith.shrui, lambda a: _c(a, 0))},
+                    INT_OR_BOOL_ONLY, None),
     "logical_and": (np.logical_and, {B: arith.andi}, INT_OR_BOOL_ONLY, None),
     "logical_or": (np.logical_or, {B: arith.ori}, INT_OR_BOOL_ONLY, None),
     "logical_xor": (np.logical_xor, {B: arith.xori}, INT_OR_BOOL_ONLY, None),
