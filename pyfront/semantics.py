@@ -128,7 +128,21 @@ def astype(t: Tensor, dtype: np.dtype, pytype: type | None = None) -> Tensor:
     pytype = pytype or t.pytype
     if t.dtype == dtype:
         return Tensor(t.value, pytype)
+    if t.dtype.kind in "iu" and dtype.kind == "f" and np.iinfo(t.dtype).max > float(np.finfo(dtype).max):
+        _guard_int_fits_float(t, dtype)
     return Tensor(get("astype").build([t.value], dtype=dtype.name), pytype)
+
+
+def _guard_int_fits_float(t: Tensor, dtype: np.dtype) -> None:
+    """Ints that round past float16's largest value become inf with NumPy's "overflow encountered
+    in cast" warning (guard-fp-events checks only float sources): the interpreter answers."""
+    info = np.finfo(dtype)
+    limit = int(info.max) + 2 ** (info.maxexp - 2 - info.nmant) - 1  # below max + ulp / 2: 65519 rounds down
+    wide = get("astype").build([t.value], dtype="float64")  # ints near these bounds convert exactly
+    bound = emit.dense(np.asarray(float(limit)))
+    within = get("logical_and").build([get("less_equal").build([wide, bound]),
+                                       get("greater_equal").build([wide, get("negative").build([bound])])])
+    guard(reduce_all(within), "value", f"every {t.dtype} value converts to a finite {dtype} (NumPy warns)")
 
 
 def _weak_dtype(v: Any):
@@ -645,6 +659,9 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
         operand = astype(t, out_dtype)
     if kind in ("max", "min", "argmax", "argmin") and any(t.shape[a] == 0 for a in axes):
         raise Unsupported(f"{kind} of an empty axis raises ValueError")
+    refused = get(kind).operand_rule and get(kind).operand_rule(operand.dtype, axes=axes, keepdims=keepdims)
+    if refused:
+        raise Unsupported(f"np.{kind} of {operand.dtype}: {refused}")
     result = get(kind).build([operand.value], axes=axes, keepdims=bool(keepdims))
     if kind in ("max", "min") and operand.dtype.kind == "f":
         # Where a slice's extreme is zero and it holds both +0.0 and -0.0, NumPy's sign depends on order.

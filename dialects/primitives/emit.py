@@ -304,6 +304,8 @@ def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
         return arith.cmpi(arith.CmpIPredicate.ne, x, scalar_constant(0, src))
     if src == np.bool_:
         return arith.uitofp(t, x) if dst.kind == "f" else arith.extui(t, x)
+    if src == np.float64 and dst == np.float16:
+        return arith.truncf(t, _float32_rounded_to_odd(x))
     if src.kind == "f" and dst.kind == "f":
         return arith.extf(t, x) if dst.itemsize > src.itemsize else arith.truncf(t, x)
     if src.kind in "iu" and dst.kind in "iu":
@@ -313,6 +315,24 @@ def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
     if src.kind in "iu":
         return arith.uitofp(t, x) if src.kind == "u" else arith.sitofp(t, x)
     return arith.fptoui(t, x) if dst.kind == "u" else arith.fptosi(t, x)
+
+
+def _float32_rounded_to_odd(x: ir.Value) -> ir.Value:
+    """float64 `x` rounded to float32 with round-to-odd: of the two float32s around an inexact
+    x, the one with an odd last bit. Rounded on to float16 this gives float16's correctly rounded
+    value, NumPy's (npy_double_to_half); IREE's own float64-to-float16 truncation rounds twice
+    (1 + 2**-11 + 2**-30 became 1.0, not 1.0009765625)."""
+    f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    nearest = arith.truncf(f32, x)
+    bits = arith.bitcast(i32, nearest)
+    one = arith.constant(i32, 1)
+    exact = arith.cmpf(arith.CmpFPredicate.OEQ, arith.extf(x.type, nearest), x)
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(bits, one), arith.constant(i32, 0))
+    # The other neighbour is one step of the magnitude toward x.
+    overshoots = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(arith.extf(x.type, nearest)), math.absf(x))
+    other = arith.bitcast(f32, arith.select(overshoots, arith.subi(bits, one), arith.addi(bits, one)))
+    keep = arith.ori(arith.ori(exact, odd), arith.cmpf(arith.CmpFPredicate.UNO, x, x))
+    return arith.select(keep, nearest, other)
 
 
 def math_unary(name: str) -> Callable[[ir.Value], ir.Value]:
