@@ -194,6 +194,17 @@ def test_uint8_index_arrays_read_rows_past_127():
     assert compiled_calls(check(f, [(table, idx)] * 3)) == 2
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_wider_unsigned_index_arrays(dtype):
+    def f(table, idx):
+        return table[idx]
+    table = np.arange(300.0)
+    calls = [(table, np.array([200, 299, 3], dtype))] * 3
+    if dtype == np.uint64:  # NumPy casts to intp: 2**64 - 1 is -1, 2**63 is out of bounds (IndexError)
+        calls += [(table, np.array([2**64 - 1, 2**64 - 300], dtype)), (table, np.array([2**63, 1], dtype))]
+    assert compiled_calls(check(f, calls)) == len(calls) - 1 - (dtype == np.uint64)
+
+
 def test_one_hot_from_uint8_labels():
     def one_hot(labels):
         n = labels.shape[0]
