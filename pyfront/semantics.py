@@ -125,7 +125,8 @@ def describe(v: Any) -> str:
 
 def astype(t: Tensor, dtype: np.dtype, pytype: type | None = None) -> Tensor:
     dtype = check_dtype(dtype)
-    pytype = pytype or t.pytype
+    if pytype is None:  # a NumPy scalar's astype is a NumPy scalar of the new dtype
+        pytype = dtype.type if issubclass(t.pytype, np.generic) else t.pytype
     if t.dtype == dtype:
         return Tensor(t.value, pytype)
     if t.dtype.kind in "iu" and dtype.kind == "f" and np.iinfo(t.dtype).max > float(np.finfo(dtype).max):

@@ -317,11 +317,20 @@ def test_mixed_precision_elementwise_compiles():
     check_bits(f, ((RNG.standard_normal(64) * 4).astype(np.float16), RNG.standard_normal(64).astype(np.float32)))
 
 
+@pytest.mark.parametrize("a_shape, b_shape", [((5, 3), (3, 4)), ((300,), (300, 7)), ((33, 1000), (1000,)),
+                                              ((64, 256), (256, 64)), ((4, 2, 7, 9), (4, 1, 9, 3)), ((6,), (6,))])
+def test_float16_matmul_is_bit_exact(a_shape, b_shape):
+    def mixed_precision(w16, x16):
+        return (w16 @ x16).astype(np.float32), w16 @ x16
+    w16, x16 = ((RNG.standard_normal(s) * 3).astype(np.float16) for s in (a_shape, b_shape))
+    check_bits(mixed_precision, (w16, x16))
+
+
 @pytest.mark.parametrize("fn, reason", [
     (lambda x: np.exp(x), "np.exp on float16: float16 results of IREE's float32 approximation"),
-    (lambda x: x.sum(), "np.sum of float16: float16 sums and products accumulate in float32"),
-    (lambda x: x.mean(), "np.mean of float16: float16 sums and products accumulate in float32"),
-    (lambda x: (x.reshape(4, 4) @ x[:4]).astype(np.float32), "matmul: float16 sums and products accumulate"),
+    (lambda x: x.sum(), "np.sum of float16: float16 sums accumulate in float32 in NumPy's own order"),
+    (lambda x: x.mean(), "np.mean of float16: float16 sums accumulate in float32 in NumPy's own order"),
+    (lambda x: x.prod(), "np.prod of float16: float16 sums accumulate in float32"),
 ])
 def test_float16_ops_numpy_rounds_its_own_way_stay_interpreted(fn, reason):
     compiled = check(fn, [((RNG.standard_normal(16)).astype(np.float16),)] * 3)
