@@ -569,6 +569,7 @@ _HAL_TYPES: dict[np.dtype, object] = {}  # NumPy dtype -> HalElementType
 _NP_TYPES: dict[object, np.dtype] = {}  # HalElementType -> NumPy dtype
 _SCALAR_TYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
     "f16": np.float16, "f32": np.float32, "f64": np.float64,
 }  # fmt: skip
 
