@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.mlir import func, ir, tensor, walk
 from pyfront.dialects.primitives import emit
-from pyfront.dialects.types import isa, shape_of
+from pyfront.dialects.types import as_signless_int, isa, shape_of
 from pyfront.passes.funcs import functions
 
 
@@ -83,8 +83,13 @@ def _drop_identity_bitcasts(root: ir.Operation) -> None:
     """Unsigned constants were signless ones bitcast to `ui` (emit.dense): now bitcasts to themselves,
     which IREE's bufferization does not take."""
     found = []
-    walk(root, lambda op: (found.append(op) if op.name == "tensor.bitcast" and op.operands[0].type == op.results[0].type
-                           else None) or ir.WalkResult.ADVANCE)
+
+    def find(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tensor.bitcast" and op.operands[0].type == op.results[0].type:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    walk(root, find)
     for op in found:
         op.results[0].replace_all_uses_with(op.operands[0])
         op.erase()
@@ -95,27 +100,16 @@ def _signless_attribute(attr: ir.Attribute) -> ir.Attribute | None:
     if isinstance(attr, ir.TypeAttr):
         t = attr.value
         return ir.TypeAttr.get(signless(t)) if signless(t) != t else None
-    if isinstance(attr, ir.DenseIntElementsAttr):
-        dense = attr
-        t = signless(dense.type)
-        if t == dense.type:
-            return None
-        values = np.array(dense)
-        width = ir.IntegerType(ir.RankedTensorType(t).element_type).width
-        signed = values.astype(f"uint{width}").view(f"int{width}")
-        if dense.is_splat:
-            element = ir.IntegerAttr.get(ir.RankedTensorType(t).element_type, int(signed.flat[0]))
-            return ir.DenseElementsAttr.get_splat(t, element)
-        return ir.DenseElementsAttr.get(signed, type=ir.RankedTensorType(t).element_type,
-                                        shape=list(ir.RankedTensorType(t).shape))
-    if isinstance(attr, ir.IntegerAttr):
-        integer = attr
-        t = signless(integer.type)
-        if t == integer.type:
-            return None
-        width = ir.IntegerType(t).width
-        value = integer.value % 2 ** width
-        return ir.IntegerAttr.get(t, value - 2 ** width if value >= 2 ** (width - 1) else value)
+    if isinstance(attr, ir.DenseIntElementsAttr) and signless(attr.type) != attr.type:
+        t = ir.RankedTensorType(signless(attr.type))
+        width = ir.IntegerType(t.element_type).width
+        signed = np.array(attr).astype(f"uint{width}").view(f"int{width}")
+        if attr.is_splat:
+            return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, int(signed.flat[0])))
+        return ir.DenseElementsAttr.get(signed, type=t.element_type, shape=list(t.shape))
+    if isinstance(attr, ir.IntegerAttr) and signless(attr.type) != attr.type:
+        t = signless(attr.type)
+        return ir.IntegerAttr.get(t, as_signless_int(attr.value, np.dtype(f"uint{ir.IntegerType(t).width}")))
     return None
 
 
@@ -128,7 +122,9 @@ def _bitcast_arguments(entry: ir.Block) -> None:
         _require_tensor(arg.type)
         with ir.InsertionPoint.at_block_begin(entry), arg.location:
             cast = _bitcast(arg, t)
-        arg.replace_all_uses_except(cast, cast.owner.operation)
+        bitcast = cast.owner.operation
+        sizes = [v.owner.operation for v in list(bitcast.operands)[1:]]  # the `tensor.dim`s of its dynamic sizes
+        arg.replace_all_uses_except(cast, [bitcast, *sizes])
 
 
 def _bitcast_results(op: ir.Operation, fn: func.FuncOp) -> ir.WalkResult:
