@@ -57,3 +57,20 @@ func.func @add_f16(%a: tensor<4xf16>, %b: tensor<4xf16>) -> tensor<4xf16> {
   %0 = "pyfront.add"(%a, %b) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
+
+// -----
+
+/// A dynamic-size unsigned argument: the bitcast carries its size, read from
+/// the argument itself (not from the bitcast, which it would then precede).
+
+// CHECK-LABEL: func.func @dynamic_u8
+// CHECK-SAME:    (%[[A:.*]]: tensor<?xui8>) -> tensor<?xui8>
+// CHECK:         %[[N:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?xui8>
+// CHECK:         %[[S:.*]] = flow.tensor.bitcast %[[A]] : tensor<?xui8>{%[[N]]} -> tensor<?xi8>{%[[N]]}
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[S]], %[[S]] : tensor<?xi8>, tensor<?xi8>)
+// CHECK:           arith.remui
+func.func @dynamic_u8(%a: tensor<?xui8>) -> tensor<?xui8> {
+  %0 = "pyfront.remainder"(%a, %a) : (tensor<?xui8>, tensor<?xui8>) -> tensor<?xui8>
+  return %0 : tensor<?xui8>
+}
