@@ -5,15 +5,17 @@ in the front end, the source of dtype resolution), its scalar body per
 dtype kind ('f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'h'
 float16 where NumPy's half loop is not its float loop; a kind with no body is
 rejected by the op's operand rule, as NumPy has no loop for it here) and its
-VJP. float16: NumPy's half loops convert each operand to float32, run the
-float32 loop and round the result to float16, and so do the bodies here
-(`_in_float32`), which makes `+ - * / sqrt` and the comparisons bit-exact
-(float32 is correctly rounded and wide enough that rounding twice is
-innocuous). Transcendental functions are not compiled for float16
-(`NO_FLOAT16`): rounded to float16, IREE's float32 approximations can land on
-a neighbour of NumPy's (libm) float16 result. Float bodies give NumPy's signs of zero exactly (sin, tanh, expm1 and
+VJP. Float bodies give NumPy's signs of zero exactly (sin, tanh, expm1 and
 log1p map +-0 to itself; arctan2 has the sign of y), where IREE's own
 expansions would give +0.0.
+
+float16: NumPy's half loops convert each operand to float32, run the float32
+loop and round the result to float16, and so do the bodies here
+(`_in_float32`), which makes `+ - * / // % sqrt` and the comparisons
+bit-exact (float32's results are correctly rounded, and float32 is wide
+enough that rounding twice is innocuous). Transcendental functions are not
+compiled for float16 (`NO_FLOAT16`): rounded to float16, IREE's float32
+approximations can land on a neighbour of NumPy's (libm) float16 result.
 
 VJPs: a rule gives each operand its cotangent at the result's shape; the
 table's wrapper sums it back to the operand's shape (broadcasting) and gives
