@@ -96,17 +96,11 @@ def _drop_identity_bitcasts(root: ir.Operation) -> None:
 
 
 def _signless_attribute(attr: ir.Attribute) -> ir.Attribute | None:
-    """`attr` relabeled, or None where it holds no unsigned type."""
+    """`attr` relabeled, or None where it holds no unsigned type. (Unsigned constant tensors are
+    signless already: emit.dense bitcasts them, as arith.constant verifies only signless ints.)"""
     if isinstance(attr, ir.TypeAttr):
         t = attr.value
         return ir.TypeAttr.get(signless(t)) if signless(t) != t else None
-    if isinstance(attr, ir.DenseIntElementsAttr) and signless(attr.type) != attr.type:
-        t = ir.RankedTensorType(signless(attr.type))
-        width = ir.IntegerType(t.element_type).width
-        signed = np.array(attr).astype(f"uint{width}").view(f"int{width}")
-        if attr.is_splat:
-            return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, int(signed.flat[0])))
-        return ir.DenseElementsAttr.get(signed, type=t.element_type, shape=list(t.shape))
     if isinstance(attr, ir.IntegerAttr) and signless(attr.type) != attr.type:
         t = signless(attr.type)
         return ir.IntegerAttr.get(t, as_signless_int(attr.value, np.dtype(f"uint{ir.IntegerType(t).width}")))
