@@ -44,7 +44,8 @@ def signless(t: ir.Type) -> ir.Type:
 
 def erase_signedness(module: ir.Operation) -> None:
     for fn in functions(module):
-        public = "sym_visibility" not in fn.attributes or ir.StringAttr(fn.attributes["sym_visibility"]).value == "public"
+        visibility = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
+        public = visibility is None or ir.StringAttr(visibility).value == "public"
         walk(fn.operation, _relabel)
         _drop_identity_bitcasts(fn.operation)
         if not fn.body.blocks:

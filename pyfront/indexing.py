@@ -117,7 +117,8 @@ def _part(k: Any) -> Any:
 
 def _check_index_dtype(dtype: np.dtype, ndim: int, what: str) -> None:
     if dtype.kind not in "iub":
-        raise Unsupported(f"indexing with a {what}{dtype} {'value' if ndim == 0 else 'array'} raises IndexError in NumPy")
+        kind = "value" if ndim == 0 else "array"
+        raise Unsupported(f"indexing with a {what}{dtype} {kind} raises IndexError in NumPy")
     if dtype == np.uint64 and ndim == 0:  # NumPy converts it to a Python int: past int64 it raises
         raise Unsupported(f"indexing with a {what}uint64 scalar is not supported yet")
 

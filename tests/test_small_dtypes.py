@@ -309,7 +309,8 @@ def test_float16_subnormals_and_signed_zeros():
 
 def test_float16_casts_round_once():
     def f(x64, x32, i):
-        return x64.astype(np.float16), x32.astype(np.float16), i.astype(np.float16), x64.astype(np.float16).astype(np.int32)
+        halves = x64.astype(np.float16)
+        return halves, x32.astype(np.float16), i.astype(np.float16), halves.astype(np.int32)
     x64 = np.array([1 + 2**-11 + 2**-30, 1e-6, 6e-8, 3e-8, -1e-7, 65519.0, 2.5])
     x32 = x64.astype(np.float32)
     i = np.array([1, 2049, -65519, 300], np.int64)

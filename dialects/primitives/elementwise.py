@@ -408,10 +408,13 @@ Rule = Callable[..., tuple]
 
 BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "add": (np.add, {F: _marks_flushed(arith.addf, subnormal.sum_of), **_ints(arith.addi), B: arith.ori}, _add, OV_INV),
-    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), **_ints(arith.subi)}, _subtract, OV_INV),
-    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), **_ints(arith.muli), B: arith.andi}, _multiply, OV_INV),
+    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), **_ints(arith.subi)},
+                 _subtract, OV_INV),
+    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), **_ints(arith.muli), B: arith.andi},
+                 _multiply, OV_INV),
     "true_divide": (np.true_divide, {F: _marks_flushed(arith.divf, subnormal.quotient)}, _true_divide, ALL3),
-    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv, U: _uint_floordiv}, _piecewise_constant, ALL3),
+    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv, U: _uint_floordiv}, _piecewise_constant,
+                     ALL3),
     "remainder": (np.remainder, {F: _float_mod, I: _int_mod, U: _uint_mod}, _remainder, DIV_INV),
     "power": (np.power, {F: math.powf}, _power, ALL3),
     # NumPy's half loops keep `a` on ties (`a >= b`), its float loops give `b`.
@@ -444,7 +447,8 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "negative": (np.negative, {F: arith.negf, **_ints(lambda a: arith.subi(_c(a, 0), a))}, _negative, None),
     "absolute": (np.absolute, {F: math.absf, I: math.absi, U: lambda a: a, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), **_ints(lambda a: arith.muli(a, a))}, _square, OVERFLOW),
+    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), **_ints(lambda a: arith.muli(a, a))},
+               _square, OVERFLOW),
     "sign": (np.sign, {F: _sign_float, I: _sign_int, U: _sign_uint}, _piecewise_constant, None),
     "exp": (np.exp, {F: _marks_flushed(math.exp, subnormal.exp)}, _exp, OVERFLOW),
     "expm1": (np.expm1, {F: _odd_at_zero(math.expm1)}, _expm1, OVERFLOW),
