@@ -22,6 +22,12 @@ unregistered dialect, printed in generic form (`"pyfront.add"(%a, %b) : (...) ->
 Each op is declared once as an `OpDef` (dialects/opdef.py); `verify_module`
 checks a module against these declarations, and `pyfront-opt` runs it before
 and after the passes. An operand or result name ending in `*` is variadic.
+
+Array values are ranked tensors whose element type says the NumPy dtype:
+`i1` (bool), `i8`..`i64`, `ui8`..`ui64` (the unsigned dtypes: ops on them are
+unsigned; `lower-to-linalg` makes them signless, keeping `ui` only in public
+signatures), `f16`, `f32`, `f64`. A constant of an unsigned dtype is a signless
+`arith.constant` with a `tensor.bitcast` to its `ui` type.
 """
 
 

@@ -426,9 +426,14 @@ def _scalar_ok(check: _Check, xs: list[ir.Value]) -> ir.Value:
 def _in_int_range(x: ir.Value, dst: np.dtype) -> ir.Value:
     """Float scalar `x` truncates to a value of int type `dst` (False for NaN and inf)."""
     info, src = np.iinfo(dst), dtype_of(x.type)
+    largest = int(np.finfo(src).max)  # a float16 holds less than int32's range: then finite suffices
     below = info.min - 1  # truncation keeps x > min - 1; where min - 1 rounds to min, no float lies between
-    lower = (_cmp("OGT", x, below) if int(src.type(below)) == below else _cmp("OGE", x, info.min))
-    return arith.andi(lower, _cmp("OLT", x, info.max + 1))  # max + 1 is a power of 2
+    if -below > largest:
+        lower = _cmp("OGE", x, -largest)
+    else:
+        lower = (_cmp("OGT", x, below) if int(src.type(below)) == below else _cmp("OGE", x, info.min))
+    upper = _cmp("OLE", x, largest) if info.max + 1 > largest else _cmp("OLT", x, info.max + 1)  # a power of 2
+    return arith.andi(lower, upper)
 
 
 def _cmp(pred: str, x: ir.Value, value: float) -> ir.Value:

@@ -1,7 +1,8 @@
 """lower-to-linalg: rewrite every pyfront array op into linalg/tensor/arith/math.
 
 Assumes: static shapes; operands already in the op's compute dtype (as the
-verifier requires). Guarantees: no `pyfront.<primitive>` op remains; each op
+verifier requires). Guarantees: no `pyfront.<primitive>` op remains and no
+unsigned integer type except in public signatures (passes/signless.py); each op
 is replaced by its primitive's `lower` rule (dialects/primitives), built at
 the op's location so diagnostics still point at the user's line; every
 `tensor.dim` that can be computed from the function's arguments is (upstream
@@ -22,6 +23,7 @@ from pyfront.dialects.mlir import ir, passmanager, rewrite, walk
 from pyfront.dialects.primitives import all_primitives
 from pyfront.dialects.primitives.emit import as_value
 from pyfront.passes.registry import register_pass
+from pyfront.passes.signless import erase_signedness
 
 
 def _pattern(prim):
@@ -51,5 +53,6 @@ def lower_to_linalg(module: ir.Operation) -> None:
     walk(module, find)
     if leftover:
         raise RuntimeError(f"lower-to-linalg left {leftover[0].name} at {leftover[0].location}")
+    erase_signedness(module)  # before anything verifies: arith takes no unsigned types
     passmanager.PassManager.parse("builtin.module(resolve-ranked-shaped-type-result-dims)",
                                   module.context).run(module)

@@ -156,8 +156,9 @@ def _arg_spec(fn, i: int, a: Any, relaxed: Any, name: str | None = None) -> dict
     )
 
 
-_IREE_ELEMENT = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-                 "uint8": "ui8", "float16": "f16", "float32": "f32", "float64": "f64"}
+_IREE_ELEMENT = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "ui8",
+                 "uint16": "ui16", "uint32": "ui32", "uint64": "ui64", "float16": "f16", "float32": "f32",
+                 "float64": "f64"}
 
 
 def _iree_type(arguments: list, path: str) -> str:

@@ -72,7 +72,8 @@ BINOPS = {
     ast.FloorDiv: (operator.floordiv, np.floor_divide), ast.Mod: (operator.mod, np.remainder),
     ast.Pow: (operator.pow, np.power), ast.MatMult: (operator.matmul, np.matmul),
     ast.BitAnd: (operator.and_, np.bitwise_and), ast.BitOr: (operator.or_, np.bitwise_or),
-    ast.BitXor: (operator.xor, np.bitwise_xor),
+    ast.BitXor: (operator.xor, np.bitwise_xor), ast.LShift: (operator.lshift, np.left_shift),
+    ast.RShift: (operator.rshift, np.right_shift),
 }
 UNARYOPS = {
     ast.USub: (operator.neg, np.negative), ast.UAdd: (operator.pos, None),
@@ -713,7 +714,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return S.matmul(left, right)
         if op is ast.Pow:
             return S.power(left, right)
-        return S.ufunc(uf, left, right)
+        return S.operator(uf, left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.visit(node.operand)
@@ -726,7 +727,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return Tensor(operand.value, operand.pytype)  # +x is a copy
         if isinstance(node.op, ast.Not):  # a Python bool; NumPy raises for arrays of several elements
             return Tensor(S.logical_not(S.truth(operand)), bool)
-        return S.ufunc(uf, operand)
+        return S.operator(uf, operand)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:

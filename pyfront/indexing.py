@@ -102,19 +102,25 @@ def _part(k: Any) -> Any:
     if isinstance(k, (list, tuple, range)):  # sequences inside a key are index arrays (`x[range(n), y]`)
         k = np.asarray(k) if len(k) else np.zeros(0, np.intp)
     if isinstance(k, np.ndarray):
-        if k.dtype.kind not in "iub" or k.dtype == np.uint64:
-            raise Unsupported(f"indexing with a {k.dtype} array raises IndexError in NumPy")
+        _check_index_dtype(k.dtype, k.ndim, "")
         if k.ndim == 0 and k.dtype.kind == "b":
             raise Unsupported("indexing with a 0-d bool array is not supported yet")
         return int(k) if k.ndim == 0 else k
     if isinstance(k, Tensor):
-        if k.dtype.kind not in "iub" or k.dtype == np.uint64:
-            raise Unsupported(f"indexing with a computed {k.dtype} value raises IndexError in NumPy")
+        _check_index_dtype(k.dtype, k.ndim, "computed ")
         if k.dtype.kind == "b" and k.ndim == 0:
             raise Unsupported("indexing with a computed bool scalar is not supported yet")
         return k
     what = f"a {type(k).__name__}" if k.__class__.__module__ == "builtins" else "this kind of value"
     raise Unsupported(f"indexing with {what} is not supported")
+
+
+def _check_index_dtype(dtype: np.dtype, ndim: int, what: str) -> None:
+    if dtype.kind not in "iub":
+        kind = "value" if ndim == 0 else "array"
+        raise Unsupported(f"indexing with a {what}{dtype} {kind} raises IndexError in NumPy")
+    if dtype == np.uint64 and ndim == 0:  # NumPy converts it to a Python int: past int64 it raises
+        raise Unsupported(f"indexing with a {what}uint64 scalar is not supported yet")
 
 
 def _slice_bound(p: Any) -> Any:
@@ -444,6 +450,7 @@ def _index_array(k: Any, d: int | None, axis: int) -> Tensor:
     if isinstance(k, Tensor):
         return _checked_index(k, d, axis)
     a = np.asarray(k)
+    a = a.astype(np.int64) if a.dtype == np.uint64 else a  # wraps (2**64 - 1 is -1), as NumPy's cast to intp
     bad = (a < -d) | (a >= d)
     if bad.any():
         raise Unsupported(f"index {a[bad].flat[0]} is out of bounds for axis {axis} with size {d} (IndexError)")

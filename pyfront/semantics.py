@@ -125,10 +125,25 @@ def describe(v: Any) -> str:
 
 def astype(t: Tensor, dtype: np.dtype, pytype: type | None = None) -> Tensor:
     dtype = check_dtype(dtype)
-    pytype = pytype or t.pytype
+    if pytype is None:  # a NumPy scalar's astype is a NumPy scalar of the new dtype
+        pytype = dtype.type if issubclass(t.pytype, np.generic) else t.pytype
     if t.dtype == dtype:
         return Tensor(t.value, pytype)
+    if t.dtype.kind in "iu" and dtype.kind == "f" and np.iinfo(t.dtype).max > float(np.finfo(dtype).max):
+        _guard_int_fits_float(t, dtype)
     return Tensor(get("astype").build([t.value], dtype=dtype.name), pytype)
+
+
+def _guard_int_fits_float(t: Tensor, dtype: np.dtype) -> None:
+    """Ints that round past float16's largest value become inf with NumPy's "overflow encountered
+    in cast" warning (guard-fp-events checks only float sources): the interpreter answers."""
+    info = np.finfo(dtype)
+    limit = int(info.max) + 2 ** (info.maxexp - 2 - info.nmant) - 1  # below max + ulp / 2: 65519 rounds down
+    wide = get("astype").build([t.value], dtype="float64")  # ints near these bounds convert exactly
+    bound = emit.dense(np.asarray(float(limit)))
+    within = get("logical_and").build([get("less_equal").build([wide, bound]),
+                                       get("greater_equal").build([wide, get("negative").build([bound])])])
+    guard(reduce_all(within), "value", f"every {t.dtype} value converts to a finite {dtype} (NumPy warns)")
 
 
 def _weak_dtype(v: Any):
@@ -192,12 +207,61 @@ def ufunc(uf: np.ufunc, *operands: Any) -> Any:
         raise Unsupported(f"np.{uf.__name__} on {in_dtypes[0]}: {msg}")
     if uf is np.power and in_dtypes[0].kind != "f":
         raise Unsupported("integer power is not supported by the compiler yet")
-    if uf in (np.floor_divide, np.remainder) and in_dtypes[1].kind == "i":
+    if uf in (np.floor_divide, np.remainder) and in_dtypes[1].kind in "iu":
         _guard_int_division(uf, values, in_dtypes[1])
     result = build(name, values)
     assert np.dtype(out_dtype) == Tensor(result, np.ndarray).dtype
     shape = Tensor(result, np.ndarray).shape
     return Tensor(result, result_pytype(shape, out_dtype))
+
+
+# Operators on NumPy integer scalars: NumPy's scalar math warns where the result wraps.
+SCALAR_MATH_OVERFLOWS = (np.add, np.subtract, np.multiply, np.negative)
+
+
+def operator(uf: np.ufunc, *operands: Any) -> Any:
+    """A Python operator (`a * b`, `-a`): the ufunc, except that on NumPy integer scalars
+    (with Python scalars) NumPy's scalar math warns "overflow encountered in scalar multiply"
+    where the result wraps, which the ufunc itself (also on 0-d arrays) does silently."""
+    result = ufunc(uf, *operands)
+    if (uf in SCALAR_MATH_OVERFLOWS and isinstance(result, Tensor) and issubclass(result.pytype, np.integer)
+            and all(_is_scalar(o) for o in operands)):
+        _guard_scalar_math(uf, [_cast_operand(o, result.dtype) for o in operands], result.dtype)
+    return result
+
+
+def _is_scalar(v: Any) -> bool:
+    """A NumPy or Python scalar, not a (0-d) array."""
+    return (v.pytype is not np.ndarray) if isinstance(v, Tensor) else not isinstance(v.value, np.ndarray)
+
+
+def _guard_scalar_math(uf: np.ufunc, values: list[ir.Value], dtype: np.dtype) -> None:
+    """Guard that `uf` on the int scalars `values` (of `dtype`) does not wrap.
+
+    Below 64 bits the exact result is computed in int64; at 64 bits a float64
+    estimate must stay clear of the limits (the interpreter answers near them)
+    and an unsigned difference needs a >= b.
+    """
+    reason = f"{dtype} scalar {uf.__name__} does not overflow (NumPy warns)"
+    if uf is np.negative:  # wraps for every nonzero unsigned value, and for a signed MIN
+        bad = 0 if dtype.kind == "u" else np.iinfo(dtype).min
+        ok = get("equal" if dtype.kind == "u" else "not_equal").build([values[0], emit.dense(np.asarray(bad, dtype))])
+        guard(ok, "value", reason)
+        return
+    result = build(UFUNC_PRIMITIVE[uf], values)
+    if dtype.itemsize < 8:
+        exact = build(UFUNC_PRIMITIVE[uf], [get("astype").build([v], dtype="int64") for v in values])
+        guard(get("equal").build([exact, get("astype").build([result], dtype="int64")]), "value", reason)
+        return
+    if dtype.kind == "u" and uf is np.subtract:
+        guard(get("greater_equal").build(values), "value", reason)
+        return
+    estimate = build(UFUNC_PRIMITIVE[uf], [get("astype").build([v], dtype="float64") for v in values])
+    if dtype.kind == "u":
+        ok = get("less").build([estimate, emit.dense(np.asarray(2.0 ** 63))])
+    else:
+        ok = get("less").build([get("absolute").build([estimate]), emit.dense(np.asarray(_INT_LIMIT))])
+    guard(ok, "value", reason)
 
 
 def _guard_int_division(uf: np.ufunc, values: list[ir.Value], dtype: np.dtype) -> None:
@@ -212,7 +276,7 @@ def _guard_int_division(uf: np.ufunc, values: list[ir.Value], dtype: np.dtype) -
         return get(name).build([operand, emit.dense(np.asarray(value, dtype))])
 
     guard(reduce_all(every("not_equal", values[1], 0)), "value", "integer division by zero (NumPy warns)")
-    if uf is np.floor_divide:
+    if uf is np.floor_divide and dtype.kind == "i":
         overflows = get("logical_and").build([every("equal", values[0], np.iinfo(dtype).min),
                                                every("equal", values[1], -1)])
         no_overflow = get("logical_not").build([overflows])
@@ -596,6 +660,9 @@ def reduce(kind: str, x: Any, axis: Any = None, keepdims: bool = False, dtype: A
         operand = astype(t, out_dtype)
     if kind in ("max", "min", "argmax", "argmin") and any(t.shape[a] == 0 for a in axes):
         raise Unsupported(f"{kind} of an empty axis raises ValueError")
+    refused = get(kind).operand_rule and get(kind).operand_rule(operand.dtype, axes=axes, keepdims=keepdims)
+    if refused:
+        raise Unsupported(f"np.{kind} of {operand.dtype}: {refused}")
     result = get(kind).build([operand.value], axes=axes, keepdims=bool(keepdims))
     if kind in ("max", "min") and operand.dtype.kind == "f":
         # Where a slice's extreme is zero and it holds both +0.0 and -0.0, NumPy's sign depends on order.

@@ -220,7 +220,13 @@ def _dims(mlir_text: str):
 # sum of its first 65535 (elementwise code over larger arrays is right, but
 # which ops reduce is not visible here, so any dim above the limit is refused,
 # and dynamic dims, which could exceed it). The others fail to compile.
+# float16 results equal NumPy's bit for bit only where each matmul element is summed in k order
+# and each op rounds to float16 (dialects/primitives/elementwise.py, contraction.py): checked on
+# IREE's CPU code; GPU code may split sums or compute float16 natively.
+_FLOAT16 = Restriction("float16 arrays", "pyfront's float16 results are checked to equal NumPy's only on "
+                       "the CPU backend", lambda t: re.search(r"[<x]f16>", t) is not None)
 _VULKAN_RESTRICTIONS = (
+    _FLOAT16,
     Restriction("dynamic shapes", "a dynamic dim may exceed 65535, and IREE's SPIR-V reductions over "
                 "an axis longer than that give wrong results", lambda t: any(d == "?" for d in _dims(t))),
     Restriction(f"a tensor dim above {_VULKAN_MAX_DIM}", "IREE's SPIR-V reductions over an axis longer "
@@ -242,7 +248,7 @@ BACKENDS: dict[str, Backend] = {
     for b in (
         Backend("cpu", "llvm-cpu", "local-task", _CPU_FLAGS, shares_host_memory=True),
         Backend("cpu-sync", "llvm-cpu", "local-sync", _CPU_FLAGS, shares_host_memory=True),
-        Backend("cuda", "cuda", "cuda", _CUDA_FLAGS),
+        Backend("cuda", "cuda", "cuda", _CUDA_FLAGS, (_FLOAT16,)),
         Backend("vulkan", "vulkan-spirv", "vulkan", _VULKAN_FLAGS, _VULKAN_RESTRICTIONS, 4096),
     )
 }
@@ -563,6 +569,7 @@ _HAL_TYPES: dict[np.dtype, object] = {}  # NumPy dtype -> HalElementType
 _NP_TYPES: dict[object, np.dtype] = {}  # HalElementType -> NumPy dtype
 _SCALAR_TYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
     "f16": np.float16, "f32": np.float32, "f64": np.float64,
 }  # fmt: skip
 

@@ -84,7 +84,7 @@ def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True
 
 
 def arrays(rng: np.random.Generator, dtype: Any, *shapes: tuple) -> list[np.ndarray]:
-    """Random arrays of `dtype`: normal floats, small signed ints, or random bools."""
+    """Random arrays of `dtype`: normal floats, small signed or unsigned ints, or random bools."""
     dtype = np.dtype(dtype)
     out = []
     for shape in shapes:
@@ -92,6 +92,8 @@ def arrays(rng: np.random.Generator, dtype: Any, *shapes: tuple) -> list[np.ndar
             out.append(rng.standard_normal(shape).astype(dtype))
         elif dtype.kind == "b":
             out.append(rng.random(shape) < 0.5)
+        elif dtype.kind == "u":
+            out.append(rng.integers(0, 19, shape).astype(dtype))
         else:
             out.append(rng.integers(-9, 10, shape).astype(dtype))
     return out

@@ -196,5 +196,22 @@ def same_dtype(*dtypes: np.dtype, **_: Any) -> np.dtype:
     return dtypes[0]
 
 
+FLOAT16 = np.dtype(np.float16)
+
+
+def float16_accumulation(*dtypes: np.dtype, **_: Any) -> str | None:
+    """Why a sum or product over float16 operands is not compiled (None for other dtypes).
+
+    NumPy accumulates float16 sums in float32 in its own order (pairwise blocks,
+    rounding to float16 between the loops of a multi-axis reduction) and means
+    and products likewise; IREE's order differs, and a different float32 sum can
+    round to a different float16, so these stay in the interpreter. (matmul's
+    plain k-order float32 sum IREE does follow: contraction.py.)
+    """
+    if FLOAT16 in dtypes:
+        return "float16 sums accumulate in float32 in NumPy's own order, which IREE does not follow"
+    return None
+
+
 def operands_agree(*dtypes: np.dtype, **_: Any) -> str | None:
     return None if len(set(dtypes)) <= 1 else f"operand dtypes differ: {', '.join(map(str, dtypes))}"

@@ -8,6 +8,14 @@ Batch, M, N and K may be dynamic (>= 2 at call time, see base.py): a
 dynamic K is assumed equal to the other operand's K (the front end guards
 it), and a dynamic batch dim comes from the operand that has it.
 
+float16 is NumPy's half matmul loop: each output element is a float32 sum,
+in k order from 0, of the (exact) products of the float16 operands, rounded
+to float16 once. The lowering widens the operands to float32, multiplies in
+float32 and rounds the result; IREE's CPU code accumulates each element in k
+order, so the results are NumPy's bit for bit (tests/test_small_dtypes.py
+checks shapes from 3 to 1000 terms). Other float16 sums stay interpreted
+(base.py `float16_accumulation`).
+
 VJP (float operands): with 1-D operands promoted to matrices as NumPy does,
 `ct @ b^T` and `a^T @ ct`, summed over the batch dims each operand was
 broadcast along, reshaped back to the operand.
@@ -21,6 +29,8 @@ from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import broadcast_shapes, fp_events, primitive, same_dtype, unify_dims
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import shape_of, tensor_dtype
+
+FLOAT16, FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 def matmul_shape(a, b):
@@ -48,6 +58,11 @@ def _operand_rule(a, b, **_):
 
 
 def _lower(view, a, b):
+    if tensor_dtype(a.type) == FLOAT16:
+        wide = [emit.elementwise([x], emit.dims(x), FLOAT32, lambda v: emit.convert(v[0], FLOAT16, FLOAT32))
+                for x in (a, b)]
+        out = _lower(view, *wide)
+        return emit.elementwise([out], emit.dims(out), FLOAT16, lambda v: emit.convert(v[0], FLOAT32, FLOAT16))
     dtype = tensor_dtype(a.type)
     a_vector, b_vector = len(shape_of(a.type)) == 1, len(shape_of(b.type)) == 1
     a2 = emit.reshape(a, [1, *emit.dims(a)]) if a_vector else a

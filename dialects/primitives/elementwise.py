@@ -2,11 +2,20 @@
 
 Each table row names the primitive, its ufunc (the NumPy implementation and,
 in the front end, the source of dtype resolution), its scalar body per
-dtype kind ('f' float, 'i' signed int, 'b' bool; a kind with no body is
+dtype kind ('f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'h'
+float16 where NumPy's half loop is not its float loop; a kind with no body is
 rejected by the op's operand rule, as NumPy has no loop for it here) and its
 VJP. Float bodies give NumPy's signs of zero exactly (sin, tanh, expm1 and
 log1p map +-0 to itself; arctan2 has the sign of y), where IREE's own
 expansions would give +0.0.
+
+float16: NumPy's half loops convert each operand to float32, run the float32
+loop and round the result to float16, and so do the bodies here
+(`_in_float32`), which makes `+ - * / // % sqrt` and the comparisons
+bit-exact (float32's results are correctly rounded, and float32 is wide
+enough that rounding twice is innocuous). Transcendental functions are not
+compiled for float16 (`NO_FLOAT16`): rounded to float16, IREE's float32
+approximations can land on a neighbour of NumPy's (libm) float16 result.
 
 VJPs: a rule gives each operand its cotangent at the result's shape; the
 table's wrapper sums it back to the operand's shape (broadcasting) and gives
@@ -33,24 +42,42 @@ from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import bind, emit, subnormal, trig
 from pyfront.dialects.primitives.base import FpEvents, broadcast_shapes, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
-from pyfront.dialects.types import isa, shape_of, tensor_dtype
+from pyfront.dialects.types import dtype_of, isa, shape_of, tensor_dtype
 
 Body = Callable[..., ir.Value]
-F, I, B = "f", "i", "b"
+F, I, U, B, H = "f", "i", "u", "b", "h"
 
 BOOL = np.dtype(np.bool_)
+FLOAT16, FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 def _kind(dtype: np.dtype) -> str:
     return B if dtype == BOOL else dtype.kind
 
 
+def _ints(body: Body) -> dict[str, Body]:
+    """`body` for signed and unsigned ints: two's complement ops that ignore the sign (add, xor, ...)."""
+    return {I: body, U: body}
+
+
+def _body(bodies: dict[str, Body], dtype: np.dtype, result_bool: bool) -> Body:
+    """The scalar body for operands of `dtype`; float16 runs the float32 body unless it has its own."""
+    if dtype == FLOAT16 and H not in bodies:
+        return _in_float32(bodies[F], result_bool)
+    return bodies[H if dtype == FLOAT16 else _kind(dtype)]
+
+
+def _in_float32(body: Body, result_bool: bool) -> Body:
+    """NumPy's float16 loop: the float32 loop on the widened operands, its result rounded to float16."""
+    def widened(*operands: ir.Value) -> ir.Value:
+        result = body(*(emit.convert(x, FLOAT16, FLOAT32) for x in operands))
+        return result if result_bool else emit.convert(result, FLOAT32, FLOAT16)
+    return widened
+
+
 def _c(x: ir.Value, value) -> ir.Value:
     """A scalar constant of x's type."""
-    t = x.type
-    if isa(ir.F32Type, t) or isa(ir.F64Type, t):
-        return arith.constant(t, float(value))
-    return arith.constant(t, int(value))
+    return emit.scalar_constant(value, dtype_of(x.type))
 
 
 # Float division helpers with NumPy's exact definitions (npy_divmod) -------------
@@ -133,6 +160,32 @@ def _int_mod(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(is_zero, zero, rem)
 
 
+def _uint_floordiv(a: ir.Value, b: ir.Value) -> ir.Value:
+    # NumPy gives 0 for division by zero (with a warning the front end guards).
+    is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, 0))
+    return arith.select(is_zero, _c(a, 0), arith.divui(a, arith.select(is_zero, _c(b, 1), b)))
+
+
+def _uint_mod(a: ir.Value, b: ir.Value) -> ir.Value:
+    is_zero = arith.cmpi(arith.CmpIPredicate.eq, b, _c(b, 0))
+    return arith.select(is_zero, _c(a, 0), arith.remui(a, arith.select(is_zero, _c(b, 1), b)))
+
+
+def _shift(op: Callable[..., ir.Value], beyond: Callable[[ir.Value], ir.Value]) -> Body:
+    """NumPy's npy_lshift/npy_rshift: `a op b` for 0 <= b < bits; otherwise (b read as unsigned,
+    so negative amounts too) `beyond(a)`, where LLVM's shifts would be poison."""
+    def body(a: ir.Value, b: ir.Value) -> ir.Value:
+        bits = ir.IntegerType(a.type).width
+        within = arith.cmpi(arith.CmpIPredicate.ult, b, _c(b, bits))
+        return arith.select(within, op(a, arith.select(within, b, _c(b, 0))), beyond(a))
+    return body
+
+
+def _sign_fill(a: ir.Value) -> ir.Value:
+    """A signed right shift by the width or more: -1 for negative a, else 0."""
+    return arith.shrsi(a, _c(a, ir.IntegerType(a.type).width - 1))
+
+
 def _tanh(a: ir.Value) -> ir.Value:
     if not isa(ir.F64Type, a.type):
         return math.tanh(a)
@@ -171,11 +224,14 @@ def _atan2(y: ir.Value, x: ir.Value) -> ir.Value:
     return math.copysign(math.atan2(y, x), y)
 
 
-def _cmp(fpred: str, ipred: str, bpred: str) -> dict[str, Body]:
+def _cmp(fpred: str, ipred: str, upred: str) -> dict[str, Body]:
+    """Comparison bodies; bools compare as unsigned ints (False < True)."""
+    unsigned = lambda a, b: arith.cmpi(getattr(arith.CmpIPredicate, upred), a, b)  # noqa: E731
     return {
         F: lambda a, b: arith.cmpf(getattr(arith.CmpFPredicate, fpred), a, b),
         I: lambda a, b: arith.cmpi(getattr(arith.CmpIPredicate, ipred), a, b),
-        B: lambda a, b: arith.cmpi(getattr(arith.CmpIPredicate, bpred), a, b),
+        U: unsigned,
+        B: unsigned,
     }
 
 
@@ -190,6 +246,10 @@ def _sign_int(a: ir.Value) -> ir.Value:
     zero = _c(a, 0)
     pos = arith.select(arith.cmpi(arith.CmpIPredicate.sgt, a, zero), _c(a, 1), zero)
     return arith.select(arith.cmpi(arith.CmpIPredicate.slt, a, zero), _c(a, -1), pos)
+
+
+def _sign_uint(a: ir.Value) -> ir.Value:
+    return arith.extui(a.type, arith.cmpi(arith.CmpIPredicate.ne, a, _c(a, 0)))
 
 
 # VJP rules (see the module docstring): cotangents at the result's shape ------
@@ -347,19 +407,28 @@ BOOL_RESULT = NotDifferentiable("bool result")
 Rule = Callable[..., tuple]
 
 BINARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
-    "add": (np.add, {F: _marks_flushed(arith.addf, subnormal.sum_of), I: arith.addi, B: arith.ori}, _add, OV_INV),
-    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), I: arith.subi}, _subtract, OV_INV),
-    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), I: arith.muli, B: arith.andi}, _multiply, OV_INV),
+    "add": (np.add, {F: _marks_flushed(arith.addf, subnormal.sum_of), **_ints(arith.addi), B: arith.ori}, _add, OV_INV),
+    "subtract": (np.subtract, {F: _marks_flushed(arith.subf, subnormal.difference), **_ints(arith.subi)},
+                 _subtract, OV_INV),
+    "multiply": (np.multiply, {F: _marks_flushed(arith.mulf, subnormal.product), **_ints(arith.muli), B: arith.andi},
+                 _multiply, OV_INV),
     "true_divide": (np.true_divide, {F: _marks_flushed(arith.divf, subnormal.quotient)}, _true_divide, ALL3),
-    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv}, _piecewise_constant, ALL3),
-    "remainder": (np.remainder, {F: _float_mod, I: _int_mod}, _remainder, DIV_INV),
+    "floor_divide": (np.floor_divide, {F: _float_floordiv, I: _int_floordiv, U: _uint_floordiv}, _piecewise_constant,
+                     ALL3),
+    "remainder": (np.remainder, {F: _float_mod, I: _int_mod, U: _uint_mod}, _remainder, DIV_INV),
     "power": (np.power, {F: math.powf}, _power, ALL3),
-    "maximum": (np.maximum, {F: _float_extremum("OGT"), I: arith.maxsi, B: arith.ori}, _route("greater"), None),
-    "minimum": (np.minimum, {F: _float_extremum("OLT"), I: arith.minsi, B: arith.andi}, _route("less"), None),
+    # NumPy's half loops keep `a` on ties (`a >= b`), its float loops give `b`.
+    "maximum": (np.maximum, {F: _float_extremum("OGT"), H: _float_extremum("OGE"), I: arith.maxsi, U: arith.maxui,
+                             B: arith.ori}, _route("greater"), None),
+    "minimum": (np.minimum, {F: _float_extremum("OLT"), H: _float_extremum("OLE"), I: arith.minsi, U: arith.minui,
+                             B: arith.andi}, _route("less"), None),
     "arctan2": (np.arctan2, {F: _atan2}, _arctan2, None),
-    "bitwise_and": (np.bitwise_and, {I: arith.andi, B: arith.andi}, INT_OR_BOOL_ONLY, None),
-    "bitwise_or": (np.bitwise_or, {I: arith.ori, B: arith.ori}, INT_OR_BOOL_ONLY, None),
-    "bitwise_xor": (np.bitwise_xor, {I: arith.xori, B: arith.xori}, INT_OR_BOOL_ONLY, None),
+    "bitwise_and": (np.bitwise_and, {**_ints(arith.andi), B: arith.andi}, INT_OR_BOOL_ONLY, None),
+    "bitwise_or": (np.bitwise_or, {**_ints(arith.ori), B: arith.ori}, INT_OR_BOOL_ONLY, None),
+    "bitwise_xor": (np.bitwise_xor, {**_ints(arith.xori), B: arith.xori}, INT_OR_BOOL_ONLY, None),
+    "left_shift": (np.left_shift, _ints(_shift(arith.shli, lambda a: _c(a, 0))), INT_OR_BOOL_ONLY, None),
+    "right_shift": (np.right_shift, {I: _shift(arith.shrsi, _sign_fill), U: _shift(arith.shrui, lambda a: _c(a, 0))},
+                    INT_OR_BOOL_ONLY, None),
     "logical_and": (np.logical_and, {B: arith.andi}, INT_OR_BOOL_ONLY, None),
     "logical_or": (np.logical_or, {B: arith.ori}, INT_OR_BOOL_ONLY, None),
     "logical_xor": (np.logical_xor, {B: arith.xori}, INT_OR_BOOL_ONLY, None),
@@ -375,11 +444,12 @@ COMPARE: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
 }
 
 UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
-    "negative": (np.negative, {F: arith.negf, I: lambda a: arith.subi(_c(a, 0), a)}, _negative, None),
-    "absolute": (np.absolute, {F: math.absf, I: math.absi, B: lambda a: a}, _absolute, None),
+    "negative": (np.negative, {F: arith.negf, **_ints(lambda a: arith.subi(_c(a, 0), a))}, _negative, None),
+    "absolute": (np.absolute, {F: math.absf, I: math.absi, U: lambda a: a, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
-    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), I: lambda a: arith.muli(a, a)}, _square, OVERFLOW),
-    "sign": (np.sign, {F: _sign_float, I: _sign_int}, _piecewise_constant, None),
+    "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), **_ints(lambda a: arith.muli(a, a))},
+               _square, OVERFLOW),
+    "sign": (np.sign, {F: _sign_float, I: _sign_int, U: _sign_uint}, _piecewise_constant, None),
     "exp": (np.exp, {F: _marks_flushed(math.exp, subnormal.exp)}, _exp, OVERFLOW),
     "expm1": (np.expm1, {F: _odd_at_zero(math.expm1)}, _expm1, OVERFLOW),
     "log": (np.log, {F: math.log}, _log, DIV_INV),
@@ -388,12 +458,12 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "tanh": (np.tanh, {F: _odd_at_zero(_tanh)}, _tanh_vjp, None),
     "sin": (np.sin, {F: _odd_at_zero(trig.sin)}, _sin, INVALID),
     "cos": (np.cos, {F: trig.cos}, _cos, INVALID),
-    "floor": (np.floor, {F: math.floor, I: lambda a: a}, _piecewise_constant, None),
-    "ceil": (np.ceil, {F: math.ceil, I: lambda a: a}, _piecewise_constant, None),
+    "floor": (np.floor, {F: math.floor, **_ints(lambda a: a)}, _piecewise_constant, None),
+    "ceil": (np.ceil, {F: math.ceil, **_ints(lambda a: a)}, _piecewise_constant, None),
     "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY, None),
     "invert": (
         np.invert,
-        {I: lambda a: arith.xori(a, _c(a, -1)), B: lambda a: arith.xori(a, _c(a, 1))},
+        {**_ints(lambda a: arith.xori(a, _c(a, -1))), B: lambda a: arith.xori(a, _c(a, 1))},
         INT_OR_BOOL_ONLY,
         None,
     ),
@@ -402,6 +472,8 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
 
 # IREE's CPU backend cannot link these float64 libm functions.
 NO_FLOAT64 = {"sin", "cos", "arctan2", "floor_divide", "remainder"}
+# float16 results of IREE's float32 approximations (see the module docstring).
+NO_FLOAT16 = {"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2", "power"}
 
 
 def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]:
@@ -412,6 +484,9 @@ def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]
             return f"no loop for dtype {dtypes[0]}"
         if name in NO_FLOAT64 and dtypes[0] == np.float64:
             return "float64 needs a libm function IREE's CPU backend cannot link"
+        if name in NO_FLOAT16 and dtypes[0] == FLOAT16:
+            return ("float16 results of IREE's float32 approximation can differ from NumPy's "
+                    "(libm's float32 result rounded to float16) in the last place")
         return None
     return rule
 
@@ -419,7 +494,7 @@ def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]
 def _lowering(bodies: dict[str, Body], result_bool: bool):
     def lower(view, *operands: ir.Value) -> ir.Value:
         dtype = tensor_dtype(operands[0].type)
-        body = bodies[_kind(dtype)]
+        body = _body(bodies, dtype, result_bool)
         out_dtype = BOOL if result_bool else dtype
         return emit.elementwise(operands, shape_of(view.result.type), out_dtype, lambda args: body(*args))
     return lower
@@ -482,8 +557,9 @@ WHERE = primitive(
 
 def _astype_body(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
     converted = emit.convert(x, src, dst)
-    if src.kind == "f" and dst.kind == "f" and dst.itemsize < src.itemsize:
-        return subnormal.narrowed(converted, x)  # IREE flushes what NumPy rounds to a subnormal
+    if src.kind == "f" and dst == FLOAT32 and dst.itemsize < src.itemsize:
+        # IREE flushes what NumPy rounds to a float32 subnormal (float16's conversions do not flush).
+        return subnormal.narrowed(converted, x)
     return converted
 
 

@@ -22,7 +22,7 @@ from functools import reduce
 
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, math, tensor
-from pyfront.dialects.types import element_type, shape_of, tensor_dtype, tensor_type
+from pyfront.dialects.types import as_signless_int, element_type, shape_of, signed_twin, tensor_dtype, tensor_type
 
 PARALLEL = "#linalg.iterator_type<parallel>"
 REDUCTION = "#linalg.iterator_type<reduction>"
@@ -186,13 +186,21 @@ def scalar_constant(value, dtype: np.dtype) -> ir.Value:
     t = element_type(dtype)
     if dtype.kind == "f":
         return arith.constant(t, float(value))
-    return arith.constant(t, int(bool(value)) if dtype == np.bool_ else int(value))
+    return arith.constant(t, int(bool(value)) if dtype == np.bool_ else as_signless_int(value, dtype))
 
 
 def splat(value, shape: tuple[int, ...], dtype: np.dtype) -> ir.Value:
     """A constant tensor with every element `value` (already representable in `dtype`)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "u":
+        return _unsigned(splat(as_signless_int(value, dtype), shape, signed_twin(dtype)), dtype)
     return arith.constant(tensor_type(shape, dtype), _dense_splat(value, dtype, shape))
+
+
+def _unsigned(signless: ir.Value, dtype: np.dtype) -> ir.Value:
+    """A signless constant tensor as unsigned `dtype`: arith.constant verifies only signless
+    integers, and the pyfront dialect types unsigned values `ui` (dialects/types.py)."""
+    return tensor.bitcast(tensor_type(shape_of(signless.type), dtype), signless)
 
 
 def _dense_splat(value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Attribute:
@@ -201,13 +209,15 @@ def _dense_splat(value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Attribute
     if dtype.kind == "f":
         scalar = ir.FloatAttr.get(elt, float(value))
     else:
-        scalar = ir.IntegerAttr.get(elt, int(bool(value)) if dtype == np.bool_ else int(value))
+        scalar = ir.IntegerAttr.get(elt, int(bool(value)) if dtype == np.bool_ else as_signless_int(value, dtype))
     return ir.DenseElementsAttr.get_splat(t, scalar)
 
 
 def dense(array: np.ndarray) -> ir.Value:
     """A constant tensor holding `array` (any supported dtype)."""
     array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    if array.dtype.kind == "u":
+        return _unsigned(dense(array.view(signed_twin(array.dtype))), array.dtype)
     t = tensor_type(array.shape, array.dtype)
     if array.size and (array == array.flat[0]).all():
         return arith.constant(t, _dense_splat(array.flat[0], array.dtype, array.shape))
@@ -281,7 +291,9 @@ def _reassoc(groups: list[list[int]]) -> ir.ArrayAttr:
 
 
 def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
-    """Scalar conversion with NumPy's astype semantics (bool is `!= 0`; float to int truncates)."""
+    """Scalar conversion with NumPy's astype semantics (bool is `!= 0`; float to int truncates;
+    ints wrap). Unsigned operands extend with zeros and convert as unsigned; float-to-int casts
+    out of the target's range are guarded by the front end (passes/guard_fp_events.py)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
@@ -292,13 +304,35 @@ def convert(x: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
         return arith.cmpi(arith.CmpIPredicate.ne, x, scalar_constant(0, src))
     if src == np.bool_:
         return arith.uitofp(t, x) if dst.kind == "f" else arith.extui(t, x)
+    if src == np.float64 and dst == np.float16:
+        return arith.truncf(t, _float32_rounded_to_odd(x))
     if src.kind == "f" and dst.kind == "f":
         return arith.extf(t, x) if dst.itemsize > src.itemsize else arith.truncf(t, x)
-    if src.kind == "i" and dst.kind == "i":
-        return arith.extsi(t, x) if dst.itemsize > src.itemsize else arith.trunci(t, x)
-    if src.kind == "i":
-        return arith.sitofp(t, x)
-    return arith.fptosi(t, x)
+    if src.kind in "iu" and dst.kind in "iu":
+        if dst.itemsize > src.itemsize:  # NumPy extends by the source's sign
+            return arith.extui(t, x) if src.kind == "u" else arith.extsi(t, x)
+        return arith.trunci(t, x) if dst.itemsize < src.itemsize else arith.bitcast(t, x)
+    if src.kind in "iu":
+        return arith.uitofp(t, x) if src.kind == "u" else arith.sitofp(t, x)
+    return arith.fptoui(t, x) if dst.kind == "u" else arith.fptosi(t, x)
+
+
+def _float32_rounded_to_odd(x: ir.Value) -> ir.Value:
+    """float64 `x` rounded to float32 with round-to-odd: of the two float32s around an inexact
+    x, the one with an odd last bit. Rounded on to float16 this gives float16's correctly rounded
+    value, NumPy's (npy_double_to_half); IREE's own float64-to-float16 truncation rounds twice
+    (1 + 2**-11 + 2**-30 became 1.0, not 1.0009765625)."""
+    f32, i32 = ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    nearest = arith.truncf(f32, x)
+    bits = arith.bitcast(i32, nearest)
+    one = arith.constant(i32, 1)
+    exact = arith.cmpf(arith.CmpFPredicate.OEQ, arith.extf(x.type, nearest), x)
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(bits, one), arith.constant(i32, 0))
+    # The other neighbour is one step of the magnitude toward x.
+    overshoots = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(arith.extf(x.type, nearest)), math.absf(x))
+    other = arith.bitcast(f32, arith.select(overshoots, arith.subi(bits, one), arith.addi(bits, one)))
+    keep = arith.ori(arith.ori(exact, odd), arith.cmpf(arith.CmpFPredicate.UNO, x, x))
+    return arith.select(keep, nearest, other)
 
 
 def math_unary(name: str) -> Callable[[ir.Value], ir.Value]:

@@ -33,7 +33,7 @@ import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, math
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import bind, emit, subnormal
-from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype
+from pyfront.dialects.primitives.base import float16_accumulation, fp_events, primitive, same_dtype
 from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import element_type, shape_of, tensor_dtype
 
@@ -76,8 +76,8 @@ def _combine(kind: str, dtype: np.dtype):
     return {
         "sum": arith.addf if f else arith.addi,
         "prod": arith.mulf if f else arith.muli,
-        "max": arith.maximumf if f else arith.maxsi,
-        "min": arith.minimumf if f else arith.minsi,
+        "max": arith.maximumf if f else arith.maxui if dtype.kind == "u" else arith.maxsi,
+        "min": arith.minimumf if f else arith.minui if dtype.kind == "u" else arith.minsi,
     }[kind]
 
 
@@ -206,6 +206,7 @@ def _define(kind: str, impl, nonempty: bool, vjp, events=None) -> None:
         lower=lambda view, x: _reduce(x, kind, view.axes, view.keepdims),
         arity=1,
         params=PARAMS,
+        operand_rule=float16_accumulation if kind in ("sum", "prod") else None,
         vjp=vjp,
         fp_events=events,
         keeps_nonfinite=events is not None,  # a NaN or inf term makes a NaN or inf sum/product
@@ -315,7 +316,7 @@ MEAN = primitive(
     lower=_lower_mean,
     arity=1,
     params=PARAMS,
-    operand_rule=lambda d, **_: None if d.kind == "f" else "mean needs a float operand",
+    operand_rule=lambda d, **_: float16_accumulation(d) if d.kind == "f" else "mean needs a float operand",
     vjp=_mean_vjp,
     fp_events=ACCUMULATES,
     keeps_nonfinite=True,
@@ -340,7 +341,7 @@ def _lower_arg(view, x: ir.Value, kind: str) -> ir.Value:
             best_nan = arith.cmpf(arith.CmpFPredicate.UNO, best_value, best_value)
             better = arith.ori(better, arith.andi(value_nan, arith.xori(best_nan, _true())))
         else:
-            signed = dtype != BOOL
+            signed = dtype.kind == "i"
             pred = ("sgt" if signed else "ugt") if kind == "argmax" else ("slt" if signed else "ult")
             better = arith.cmpi(getattr(arith.CmpIPredicate, pred), value, best_value)
         first = arith.cmpi(arith.CmpIPredicate.slt, best_index, arith.constant(best_index.type, 0))
