@@ -297,7 +297,7 @@ def late_name(x):
 @pytest.mark.parametrize("fn", [halve_until_small, converge_then_break])
 def test_range_loop_that_breaks_on_a_computed_condition(fn):
     compiled = check(fn, [(np.ones(3) * k,) for k in (1.0, 2.0, 1e-4, 1e9)])  # 1e9: runs all 300
-    assert pyfront.explain(compiled).compiled_calls > 0
+    assert pyfront.explain(compiled).compiled_calls > 0, str(pyfront.explain(compiled))
 
 
 def test_a_name_bound_after_the_exit_test_keeps_the_loop_interpreted():

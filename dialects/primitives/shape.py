@@ -46,7 +46,7 @@ from pyfront.dialects.primitives.base import (
     same_dtype,
     unify_dims,
 )
-from pyfront.dialects.primitives.bind import apply, constant
+from pyfront.dialects.primitives.bind import NotDifferentiable, apply, constant
 from pyfront.dialects.types import shape_of, tensor_dtype, tensor_type
 
 
@@ -491,4 +491,5 @@ DIM = primitive(
     lower=_lower_dim,
     arity=1,
     params=(Attr("axis", "int", "the dimension, non-negative"),),
+    vjp=NotDifferentiable("an int result (a size)"),
 )
