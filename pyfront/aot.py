@@ -17,7 +17,7 @@ functions, classes or ufuncs (`np`, `np.tanh`, a helper) are part of the code
 and are fixed at export.
 
 Command line (a Python file that defines `fn`, `example_args` and optionally
-`dynamic_dims`):
+`example_kwargs` and `dynamic_dims`):
 
     pyfront-export model.py -o model.pyfront [--backend cpu]
     python -m pyfront.aot model.py -o model.pyfront
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="pyfront-export",
         description="Export a function to a pyfront artifact (module.vmfb + manifest.json). "
         "SCRIPT is a Python file that defines `fn`, `example_args` (a tuple) and optionally "
-        "`dynamic_dims` (a dict: argument position -> dims).",
+        "`example_kwargs` (a dict) and `dynamic_dims` (a dict: parameter position -> dims).",
     )
     parser.add_argument("script")
     parser.add_argument("-o", "--output", required=True, help="artifact directory to write")
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{ns.script} does not define {' and '.join(missing)}")
     try:
         path = export(scope["fn"], *scope["example_args"], path=ns.output, backend=ns.backend,
-                      dynamic_dims=scope.get("dynamic_dims"))
+                      dynamic_dims=scope.get("dynamic_dims"), example_kwargs=scope.get("example_kwargs"))
     except (ExportError, TypeError, ValueError) as e:
         print(f"pyfront-export: error: {e}", file=sys.stderr)
         return 1
