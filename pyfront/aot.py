@@ -17,7 +17,7 @@ functions, classes or ufuncs (`np`, `np.tanh`, a helper) are part of the code
 and are fixed at export.
 
 Command line (a Python file that defines `fn`, `example_args` and optionally
-`dynamic_dims`):
+`example_kwargs` and `dynamic_dims`):
 
     pyfront-export model.py -o model.pyfront [--backend cpu]
     python -m pyfront.aot model.py -o model.pyfront
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import os
 import runpy
@@ -59,10 +60,12 @@ class ExportError(ValueError):
 
 
 def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu",
-           dynamic_dims: dict[int, Any] | None = None) -> str:
-    """Compile `fn` for `example_args` and write an artifact directory at `path`; returns the path.
+           dynamic_dims: dict[int, Any] | None = None, example_kwargs: dict | None = None) -> str:
+    """Compile `fn` for `fn(*example_args, **example_kwargs)` and write an artifact directory at
+    `path`; returns the path. The artifact binds its calls as Python does: keyword arguments,
+    keyword-only parameters and defaults (stored in the manifest) work as with `fn`.
 
-    `dynamic_dims` maps an argument position to the dims of that array to leave
+    `dynamic_dims` maps a parameter's position to the dims of that array to leave
     dynamic (sizes >= 2 at call time), or to True for a Python float passed as
     a runtime value rather than compiled as a constant.
     """
@@ -76,6 +79,11 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     reason = callables.unsupported_signature(fn)
     if reason is not None:
         raise ExportError(f"cannot export {reason}")
+    parameters = _parameters(fn)
+    bound = callables.positional(fn, example_args, example_kwargs or {})
+    if bound is None:
+        raise TypeError(f"pyfront.export: the example arguments do not bind to {fn.__qualname__}'s parameters")
+    example_args = bound  # one value per parameter, defaults included: what the artifact's calls bind
     relaxed = _relaxations(fn, example_args, dynamic_dims or {})
     arguments = [_arg_spec(fn, i, a, relaxed.get(i)) for i, a in enumerate(example_args)]
     mlir, entry, inputs, outputs, guards, result = _lower(fn, example_args, relaxed)
@@ -87,6 +95,7 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
         "backend": backend,
         "iree_flags": list(flags),
         "arguments": arguments,
+        "parameters": parameters,
         "entry_guards": [f"arg{i}: {_describe(s)}" for i, s in enumerate(arguments)],
         "inputs": inputs,
         "iree_input_types": [_iree_type(arguments, p) for p in inputs],
@@ -100,6 +109,25 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     }
     manifest["manifest_sha256"] = manifest_checksum(manifest)
     return _write(os.fspath(path), vmfb, manifest)
+
+
+_KINDS = {inspect.Parameter.POSITIONAL_ONLY: "positional_only",
+          inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional_or_keyword",
+          inspect.Parameter.KEYWORD_ONLY: "keyword_only"}
+
+
+def _parameters(fn) -> list[dict]:
+    """The manifest's parameters: name, kind and encoded default, for the artifact to bind calls."""
+    entries = []
+    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
+        entry = {"name": p.name, "kind": _KINDS[p.kind]}
+        if p.default is not inspect.Parameter.empty:
+            try:
+                entry["default"] = encode_const(p.default)
+            except ValueError as e:
+                raise ExportError(f"cannot export {fn.__qualname__}: the default of {p.name!r}: {e}") from None
+        entries.append(entry)
+    return entries
 
 
 def _relaxations(fn, args: tuple, dynamic_dims: dict) -> dict[int, Any]:
@@ -370,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="pyfront-export",
         description="Export a function to a pyfront artifact (module.vmfb + manifest.json). "
         "SCRIPT is a Python file that defines `fn`, `example_args` (a tuple) and optionally "
-        "`dynamic_dims` (a dict: argument position -> dims).",
+        "`example_kwargs` (a dict) and `dynamic_dims` (a dict: parameter position -> dims).",
     )
     parser.add_argument("script")
     parser.add_argument("-o", "--output", required=True, help="artifact directory to write")
@@ -382,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{ns.script} does not define {' and '.join(missing)}")
     try:
         path = export(scope["fn"], *scope["example_args"], path=ns.output, backend=ns.backend,
-                      dynamic_dims=scope.get("dynamic_dims"))
+                      dynamic_dims=scope.get("dynamic_dims"), example_kwargs=scope.get("example_kwargs"))
     except (ExportError, TypeError, ValueError) as e:
         print(f"pyfront-export: error: {e}", file=sys.stderr)
         return 1

@@ -67,12 +67,12 @@ def apply_transform(transform: Callable, *args: Any, **kwargs: Any) -> Any:
 
 
 def unsupported_signature(fn: types.FunctionType) -> str | None:
-    """Why calls of `fn` are not compiled whatever their arguments (None: they can be)."""
+    """Why `fn` cannot be exported (None: it can): an artifact binds keywords, keyword-only
+    parameters and defaults from its manifest, but holds no tuple or dict for *args/**kwargs."""
     code = fn.__code__
-    kinds = [name for flag, name in ((code.co_flags & 0x04, "*args"), (code.co_flags & 0x08, "**kwargs"),
-                                     (code.co_kwonlyargcount, "keyword-only parameters")) if flag]
+    kinds = [name for flag, name in ((code.co_flags & 0x04, "*args"), (code.co_flags & 0x08, "**kwargs")) if flag]
     if kinds:
-        return f"{fn.__qualname__} has {' and '.join(kinds)}: not compiled yet"
+        return f"{fn.__qualname__} has {' and '.join(kinds)}: an artifact cannot take them yet"
     return None
 
 

@@ -11,7 +11,10 @@ Contract:
   IREE runtime versions it was built for) and the vmfb (size and SHA-256)
   before IREE sees a byte, and raises `ArtifactError` naming what is wrong.
   It returns an `Artifact`, a callable.
-* `Artifact(*args)` checks every argument against the manifest (TypeError for
+* `Artifact(*args, **kwargs)` binds the call to the exported function's
+  parameters as Python does (keywords by name, defaults from the manifest;
+  Python's TypeError for a call that does not bind), then checks every
+  argument against the manifest (TypeError for
   a wrong type or dtype, ValueError for a wrong shape, a dynamic dim below 2,
   or a constant argument with another value), runs the module, checks the
   in-graph guard flags (`GuardFailed`, naming the failed assumption: an
@@ -69,6 +72,52 @@ def encode_const(value: Any) -> dict:
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return {"type": "numpy", "dtype": value.dtype.str, "repr": np.array(value).tobytes().hex()}
     raise ValueError(f"a constant of type {t.__name__} cannot be stored in an artifact")
+
+
+_PARAMETER_KINDS = ("positional_only", "positional_or_keyword", "keyword_only")
+
+
+def bind(name: str, parameters: list[dict], args: tuple, kwargs: dict) -> tuple:
+    """The values of `parameters` (manifest entries: name, kind, an encoded default) for a call
+    with `args` and `kwargs`, bound as CPython binds a call of the exported function: keywords,
+    then the count of positional arguments, then missing ones, with CPython's messages."""
+    by_position = [p for p in parameters if p["kind"] != "keyword_only"]
+    kinds = {p["name"]: p["kind"] for p in parameters}
+    values = {p["name"]: a for p, a in zip(by_position, args)}
+    passed_by_keyword = [k for k in kwargs if kinds.get(k) == "positional_only"]
+    for key, value in kwargs.items():
+        if key not in kinds:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+        if key in values and kinds[key] != "positional_only":
+            raise TypeError(f"{name}() got multiple values for argument {key!r}")
+    if passed_by_keyword:
+        raise TypeError(f"{name}() got some positional-only arguments passed as keyword arguments: "
+                        f"'{', '.join(passed_by_keyword)}'")
+    values.update(kwargs)
+    if len(args) > len(by_position):
+        required = sum("default" not in p for p in by_position)
+        counted = f"from {required} to {len(by_position)}" if required < len(by_position) else str(len(by_position))
+        plural = "s" if required < len(by_position) or len(by_position) != 1 else ""
+        keyword_only = sum(k in kwargs for k, kind in kinds.items() if kind == "keyword_only")
+        also = (f" positional argument{'s' * (len(args) != 1)} (and {keyword_only} keyword-only "
+                f"argument{'s' * (keyword_only != 1)})") if keyword_only else ""
+        verb = "was" if len(args) == 1 and not keyword_only else "were"
+        raise TypeError(f"{name}() takes {counted} positional argument{plural} but {len(args)}{also} {verb} given")
+    for kind, word in (("positional", "positional"), ("keyword_only", "keyword-only")):
+        missing = [p["name"] for p in parameters if p["name"] not in values and "default" not in p
+                   and (p["kind"] == "keyword_only") == (kind == "keyword_only")]
+        if missing:
+            raise TypeError(f"{name}() missing {len(missing)} required {word} argument"
+                            f"{'s' * (len(missing) > 1)}: {_listed(missing)}")
+    return tuple(values[p["name"]] if p["name"] in values else decode_const(p["default"]) for p in parameters)
+
+
+def _listed(names: list[str]) -> str:
+    """'a'; 'a' and 'b'; 'a', 'b', and 'c' (CPython's lists in binding errors)."""
+    quoted = [repr(n) for n in names]
+    if len(quoted) <= 2:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
 
 
 def decode_const(enc: dict) -> Any:
@@ -292,6 +341,18 @@ def _validate(manifest: dict) -> None:
             typed(f"guards[{i}].{k}", g.get(k), str)
     if "guards" in outputs and not manifest["guards"]:
         fail("guards", "the module returns guard flags but the manifest lists no guard")
+    parameters = manifest.get("parameters")
+    if parameters is not None:
+        typed("parameters", parameters, list)
+        if len(parameters) != len(manifest["arguments"]):
+            fail("parameters", f"{len(parameters)} parameters for {len(manifest['arguments'])} arguments")
+        for i, p in enumerate(parameters):
+            typed(f"parameters[{i}]", p, dict)
+            typed(f"parameters[{i}].name", p.get("name"), str)
+            if p.get("kind") not in _PARAMETER_KINDS:
+                fail(f"parameters[{i}].kind", f"unknown parameter kind {p.get('kind')!r}")
+            if "default" in p:
+                _validate_const(f"parameters[{i}].default", p["default"], fail)
     n_returned = sum(p != "guards" for p in outputs)
     _validate_result("result", field("result", dict), len(manifest["arguments"]), n_returned, fail, typed)
 
@@ -378,6 +439,9 @@ class Artifact:
         vmfb = _read_vmfb(path, manifest)
         self.name = manifest["name"]
         self._args = list(manifest["arguments"])
+        # Artifacts of format 1 written before keyword support: positional parameters, no defaults.
+        self._parameters = list(manifest.get("parameters") or (
+            {"name": f"arg{i}", "kind": "positional_only"} for i in range(len(self._args))))
         self._inputs = list(manifest["inputs"])
         self._outputs = list(manifest["outputs"])
         self._guards = list(manifest["guards"])
@@ -399,9 +463,8 @@ class Artifact:
         args = ", ".join(describe_spec(s) for s in self._args)
         return f"<pyfront artifact {self.name}({args}) at {self.path!r}>"
 
-    def __call__(self, *args: Any) -> Any:
-        if len(args) != len(self._args):
-            raise TypeError(f"{self.name}() takes {len(self._args)} positional arguments, got {len(args)}")
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = bind(self.name, self._parameters, args, kwargs)
         given: dict[str, Any] = {}
         for i, (value, spec) in enumerate(zip(args, self._args)):
             _check(f"arg{i}", value, spec, given)

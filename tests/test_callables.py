@@ -324,3 +324,37 @@ def test_compile_of_grad_compiles_the_gradient(transform):
 def test_a_grad_function_is_immutable():
     with pytest.raises(AttributeError, match="immutable"):
         pyfront.grad(squared_tanh_loss).argnums = 1
+
+
+def scaled_step(x, w, lr=0.5, *, clip=1.0, bias=np.zeros(3)):
+    return np.clip(x @ w * lr, -clip, clip) + bias
+
+
+def scale_positional_only(x, s=2.0, /):
+    return x * s
+
+
+def test_an_artifact_binds_keywords_keyword_only_parameters_and_defaults(tmp_path):
+    x, w = _x(), _w()
+    path = pyfront.export(scaled_step, x, w, path=tmp_path / "step", example_kwargs={"clip": 2.0})
+    artifact = pyfront.load(path)
+    calls = [((x, w), {"clip": 2.0}), ((x,), {"w": w, "clip": 2.0}), ((x, w, 0.5), {"clip": 2.0}),
+             ((), {"x": x, "w": w, "lr": 0.5, "clip": 2.0, "bias": np.zeros(3)})]
+    for args, kwargs in calls:
+        assert_same(scaled_step(*args, **kwargs), artifact(*args, **kwargs))
+    for args, kwargs in [((x,), {}), ((x, w, 0.5, 2.0), {}), ((x, w), {"lr": 0.5, "x": x}),
+                         ((x, w), {"momentum": 0.9})]:  # Python's TypeErrors
+        with pytest.raises(TypeError) as expected:
+            scaled_step(*args, **kwargs)
+        with pytest.raises(TypeError) as got:
+            artifact(*args, **kwargs)
+        assert str(got.value).split("()", 1)[1] == str(expected.value).split("()", 1)[1]
+    only = pyfront.load(pyfront.export(scale_positional_only, x, path=tmp_path / "only"))
+    assert_same(scale_positional_only(x), only(x))
+    with pytest.raises(TypeError) as expected:
+        scale_positional_only(x, s=2.0)
+    with pytest.raises(TypeError) as got:
+        only(x, s=2.0)
+    assert str(got.value).split("()", 1)[1] == str(expected.value).split("()", 1)[1]
+    with pytest.raises(ValueError, match="clip|arg3"):
+        artifact(x, w, clip=3.0)  # compiled for clip=2.0: a constant argument
