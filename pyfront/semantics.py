@@ -176,7 +176,8 @@ def _cast_operand(v: Any, dtype: np.dtype) -> ir.Value:
         try:
             array = np.asarray(value, dtype=dtype)
         except (Warning, OverflowError) as e:
-            raise Unsupported(f"the constant {value!r} as {dtype}: NumPy warns or raises at run time ({e})") from None
+            raise Unsupported(f"the constant {value!r} does not fit {dtype} ({e}): NumPy raises or warns, or, in a "
+                              "comparison, compares it exactly (not compiled yet)") from None
     return emit.dense(array)
 
 
