@@ -26,9 +26,15 @@ arithmetic is compiled, and NumPy's ValueError for a scale with its sign bit
 set becomes a guard that every scale is > 0 (0, -0.0, NaN and negative scales
 re-run the call in the interpreter).
 
+`choice(a, size, p=probs)` with computed probabilities (a softmax policy)
+compiles the same way: NumPy draws `size` uniforms and picks, for each, the
+first index whose entry of `cumsum(p) / cumsum(p)[-1]` exceeds it; the
+uniforms are a host draw and the rest is compiled (a sequential float64
+cumsum, so the same bits), and NumPy's checks of `p` become guards.
+
 Not compiled (the call runs in the interpreter, and `explain` says why):
-- any other draw with a parameter computed at run time (`rng.choice(n,
-  p=probs)`, `rng.uniform(low, x)`): NumPy derives such draws with its own
+- any other draw with a parameter computed at run time (`rng.uniform(low,
+  x)`, `choice` without replacement): NumPy derives such draws with its own
   arithmetic on the parameters, which compiled code does not reproduce;
 - a draw inside a branch or loop on a computed value that became real control
   flow (scf.if/for/while): whether and how often it draws depends on the data,
@@ -44,13 +50,14 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import operator
 import random
 import warnings
 from typing import Any
 
 import numpy as np
 
-from pyfront import numpy_api
+from pyfront import indexing, numpy_api
 from pyfront import semantics as S
 from pyfront.dialects import core
 from pyfront.dialects.types import tensor_type
@@ -72,10 +79,22 @@ DRAWS: dict[type, frozenset] = {
 }
 # The generators behind the modules' own functions, named as the code names their draws.
 _MODULE_GENERATORS = ((np.random.random_sample.__self__, "np.random"), (random.random.__self__, "random"))
-# The parameters of `normal` (Generator's and RandomState's), bound as NumPy binds them.
-_NORMAL = inspect.Signature([
-    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=Known(default))
-    for name, default in (("loc", 0.0), ("scale", 1.0), ("size", None))])
+
+
+def _signature(*parameters: tuple) -> inspect.Signature:
+    """A signature of positional-or-keyword parameters, (name,) or (name, default) each."""
+    return inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                **({"default": Known(rest[0])} if rest else {}))
+                              for name, *rest in parameters])
+
+
+# The parameters of `normal` and `choice`, bound as each generator type binds them, and the draw
+# that `choice` makes its uniforms with.
+_NORMAL = _signature(("loc", 0.0), ("scale", 1.0), ("size", None))
+_LEGACY_CHOICE = (("a",), ("size", None), ("replace", True), ("p", None))
+_CHOICE = {np.random.RandomState: _signature(*_LEGACY_CHOICE),
+           np.random.Generator: _signature(*_LEGACY_CHOICE, ("axis", 0), ("shuffle", True))}
+_UNIFORM = {np.random.RandomState: "random_sample", np.random.Generator: "random"}
 
 
 def is_draw_method(fn: Any) -> bool:
@@ -131,8 +150,9 @@ class DrawMixin:
         if self.hoist_points:
             raise Unsupported(f"{text} inside a branch or loop on a computed value: how many numbers the call "
                               "draws depends on the data, so they cannot be drawn before it", node)
-        if method == "normal" and not all(map(_is_known, [*args, *kwargs.values()])):
-            return self._normal(receiver, generator, args, kwargs, node)
+        if (method in ("normal", "choice") and type(generator) in _UNIFORM
+                and not all(map(_is_known, [*args, *kwargs.values()]))):
+            return getattr(self, f"_{method}")(receiver, generator, args, kwargs, node)
         values, keywords = _arguments(text, args, kwargs)
         outcome = _trial(generator, method, values, keywords, text)
         if receiver is not None:
@@ -166,6 +186,83 @@ class DrawMixin:
         z = self._draw(receiver, generator, "standard_normal", [Known(draw_size)], {}, node)
         value = S.ufunc(np.add, loc, S.ufunc(np.multiply, scale, Tensor(z.value, np.ndarray)))
         return S.astype(value, S.FLOAT64, float if draw_size is None else np.ndarray)
+
+
+    def _choice(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
+        """`choice(a, size, p=probs)` with computed probabilities, as NumPy computes it (see the module
+        docstring): its checks of `p` become guards, the uniforms are a host draw, and the index of each
+        is how many entries of the normalized running sum are <= it (NumPy's searchsorted, side right)."""
+        text = draw_text(generator, "choice")
+        signature = _CHOICE[type(generator)]
+        try:
+            params = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise Unsupported(f"{text}: {e}", node) from None
+        params.apply_defaults()
+        a, p = params.arguments.pop("a"), params.arguments.pop("p")
+        fixed = _arguments(text, [], params.arguments)[1]
+        if not (isinstance(p, Tensor) and p.pytype is np.ndarray and p.ndim == 1 and p.shape[0] is not None):
+            raise Unsupported(f"{text}: a computed p that is not a 1-d array of a size fixed at compile time", node)
+        if fixed["replace"] is not True or fixed.get("axis", 0) != 0:
+            raise Unsupported(f"{text} with a computed p and replace=False or an axis: NumPy draws those "
+                              "with a loop on the drawn values", node)
+        population = _population(a, text, node)
+        n = population if isinstance(population, int) else population.shape[0]
+        if p.shape[0] != n:
+            raise Unsupported(f"{text}: a and p have different sizes (NumPy raises ValueError)", node)
+        if n > numpy_api.SEQUENTIAL_LIMIT:
+            raise Unsupported(f"{text} with a computed p over more than {numpy_api.SEQUENTIAL_LIMIT} outcomes "
+                              "is not supported yet", node)
+        cdf = numpy_api.FUNCTIONS[np.cumsum](_checked_probabilities(p, text))
+        cdf = S.ufunc(np.true_divide, cdf, indexing.getitem(cdf, slice(n - 1, n)))
+        size = fixed["size"]
+        shape = () if size is None else size
+        u = self._draw(receiver, generator, _UNIFORM[type(generator)], [Known(shape)], {}, node)
+        below = S.ufunc(np.less_equal, cdf, S.expand_dims(Tensor(u.value, np.ndarray), -1))
+        index = S.reduce("sum", below, axis=-1, dtype=np.int64)
+        if isinstance(population, int):
+            return Tensor(index.value, int if size is None else np.ndarray)
+        picked = indexing.take(population, index, 0)
+        return Tensor(picked.value, population.dtype.type if size is None else np.ndarray)
+
+
+def _population(a: Any, text: str, node: ast.AST) -> int | Tensor:
+    """`choice`'s `a`: a compile-time int n (draw from range(n)) or a 1-d array to pick from."""
+    if isinstance(a, Known) and np.ndim(a.value) == 0:
+        try:
+            n = operator.index(a.value)
+        except TypeError:
+            raise Unsupported(f"{text}: a must be an int or a 1-d array (NumPy raises ValueError)", node) from None
+        if n <= 0:
+            raise Unsupported(f"{text}: a must be positive (NumPy raises ValueError)", node)
+        return n
+    t = S.constant(np.asarray(a.value)) if isinstance(a, Known) else S.to_tensor(a)
+    if t.ndim != 1 or t.shape[0] in (0, None):
+        raise Unsupported(f"{text}: a must be a non-empty 1-d array of a size fixed at compile time", node)
+    return Tensor(t.value, np.ndarray)
+
+
+def _checked_probabilities(p: Tensor, text: str) -> Tensor:
+    """`p` as float64, after NumPy's checks (ValueError for NaN, a negative entry, or a sum off 1 by more
+    than `atol`) as guards: the call runs in the interpreter, which raises, unless they hold.
+
+    NumPy compensates its sum (Kahan); the compiled sum adds in another order. Summing n numbers >= 0
+    whose sum is about 1, each order is within n ulps of 1 of the exact sum, so a compiled sum within
+    `atol` less twice that margin of 1 means NumPy's is within `atol`; nearer the limit, the call runs
+    in the interpreter.
+    """
+    atol = float(np.sqrt(np.finfo(np.float64).eps))
+    if p.dtype.kind == "f":
+        atol = max(atol, float(np.sqrt(np.finfo(p.dtype).eps)))
+    p = _float64(p, f"{text}: p")
+    S.guard(S.reduce_all(S.ufunc(np.greater_equal, p, Known(0.0)).value), "value",
+            f"{text}: every probability is >= 0 (NumPy raises ValueError for a negative or NaN one)")
+    margin = 2 * (p.shape[0] + 2) * float(np.finfo(np.float64).eps)
+    off = S.ufunc(np.absolute, S.ufunc(np.subtract, S.reduce("sum", p), Known(1.0)))
+    S.guard(S.ufunc(np.less_equal, off, Known(atol - margin)).value, "value",
+            f"{text}: the probabilities sum to 1 within NumPy's tolerance (NumPy raises ValueError past it; "
+            "near its limit, the call runs in the interpreter)")
+    return p
 
 
 def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:

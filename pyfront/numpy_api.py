@@ -747,7 +747,7 @@ def _pad(array, pad_width, mode=Known("constant"), **kwargs):
     return Tensor(t.value, np.ndarray)
 
 
-_SEQUENTIAL_LIMIT = 256  # unrolled adds per axis: beyond this the graph grows too large
+SEQUENTIAL_LIMIT = 256  # unrolled adds per axis: beyond this the graph grows too large
 
 
 def _accumulate(uf: np.ufunc, name: str):
@@ -762,8 +762,8 @@ def _accumulate(uf: np.ufunc, name: str):
             raise Unsupported(f"np.{name}: axis must be an int (NumPy raises TypeError)")
         (ax,) = S.normalize_axes(axis, t.ndim)
         n = t.shape[ax]
-        if n is None or n > _SEQUENTIAL_LIMIT:
-            raise Unsupported(f"np.{name} along an axis of varying size or more than {_SEQUENTIAL_LIMIT} "
+        if n is None or n > SEQUENTIAL_LIMIT:
+            raise Unsupported(f"np.{name} along an axis of varying size or more than {SEQUENTIAL_LIMIT} "
                               "elements is not supported yet")
         with np.errstate(all="ignore"):
             out_dtype = getattr(np, name)(np.ones(1, t.dtype)).dtype
@@ -916,7 +916,7 @@ for _uf, _kind in ((np.add, "sum"), (np.multiply, "prod"), (np.maximum, "max"), 
 @views(np.flip)
 def _flip(m, axis=Known(None)):
     """NumPy's flip is a view with negative strides; compiled code reverses the elements (unit
-    slices joined in reverse, up to _SEQUENTIAL_LIMIT per axis) and the host rebuilds the view."""
+    slices joined in reverse, up to SEQUENTIAL_LIMIT per axis) and the host rebuilds the view."""
     t, axis = S.to_tensor(m), known(axis, "axis")
     if t.ndim == 0:
         raise Unsupported("np.flip of a 0-d value (NumPy raises for an axis, returns it for none)")
@@ -924,8 +924,8 @@ def _flip(m, axis=Known(None)):
     shape = t.shape
     flipped = t
     for ax in axes:
-        if shape[ax] is None or shape[ax] > _SEQUENTIAL_LIMIT:
-            raise Unsupported(f"np.flip of an axis of varying size or longer than {_SEQUENTIAL_LIMIT} "
+        if shape[ax] is None or shape[ax] > SEQUENTIAL_LIMIT:
+            raise Unsupported(f"np.flip of an axis of varying size or longer than {SEQUENTIAL_LIMIT} "
                               "is not supported yet")
         if shape[ax] > 1:
             flipped = S.concatenate([_slice_along(flipped, ax, i, i + 1) for i in reversed(range(shape[ax]))], ax)

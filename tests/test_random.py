@@ -425,6 +425,61 @@ def test_normal_scales_that_are_not_positive_run_in_the_interpreter():
     assert report.deopts == 4 and report.compiled_calls == 3, str(report)
 
 
+# choice(a, p=computed): NumPy's checks as guards, its cumsum and searchsorted in the graph ----------
+
+
+def softmax_policy(rng, W, obs):
+    logits = W @ obs
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    return rng.choice(len(p), p=p), rng.choice(np.arange(4) * 10, size=(2, 3), p=p), rng.choice(W[:, 0], p=p)
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState])
+def test_choice_with_computed_probabilities_is_numpys_draw(make):
+    W = np.random.default_rng(4).standard_normal((6, 4, 3))
+    W[0] = 0.0  # uniform probabilities
+    W[1, 2] = 40.0  # one action almost certain: the others' probabilities underflow to 0
+    calls = [(make(s), W[s], np.linspace(-1.0, 1.0, 3)) for s in range(6)]
+    assert_ran_compiled(check(softmax_policy, calls))
+
+
+def legacy_choice(logits):
+    return np.random.choice(3, p=np.exp(logits) / np.exp(logits).sum())
+
+
+def test_global_choice_with_computed_probabilities():
+    np.random.seed(8)
+    logits = np.random.default_rng(5).standard_normal((5, 3))
+    assert_ran_compiled(check(legacy_choice, [(z,) for z in logits], [GLOBAL_STATE]))
+
+
+def choose(rng, p):
+    return rng.choice(4, p=p * 1.0)
+
+
+@pytest.mark.parametrize("dtype, off", [(np.float64, 1e-8), (np.float32, 3e-4)])
+def test_probabilities_numpy_rejects_run_in_the_interpreter_and_raise(dtype, off):
+    """NumPy's tolerance on the sum is sqrt(eps) of float64 (of float32 for float32 p): within it the
+    draw compiles; past it, and for NaN or negative probabilities, the interpreter raises."""
+    fine = np.full(4, 0.25, dtype)
+    ps = [fine, fine + np.array([off, 0, 0, 0], dtype), fine, fine + np.array([2 * off, 0, 0, 0], dtype),
+          np.array([0.5, 0.75, -0.25, 0.0], dtype), np.array([np.nan, 0.5, 0.5, 0.0], dtype), fine]
+    compiled = pyfront.compile(choose, profile_calls=1, verify="off")
+    for p in ps:
+        plain, rng = np.random.default_rng(3), np.random.default_rng(3)
+        try:
+            expected = choose(plain, p)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e)):
+                compiled(rng, p)
+        else:
+            assert_identical(expected, compiled(rng, p))
+        assert_same(plain, rng)
+    report = pyfront.explain(compiled)
+    assert report.deopts == 3 and report.compiled_calls == 3, str(report)
+
+
 # The `random` module ------------------------------------------------------------------------------
 
 
@@ -500,13 +555,13 @@ def test_a_draw_with_a_computed_parameter_runs_in_the_interpreter():
     assert "Generator.uniform: argument 2 is computed at run time" in report
 
 
-def test_choice_with_computed_probabilities_runs_in_the_interpreter():
-    def act(rng, logits):
+def test_choice_without_replacement_with_computed_probabilities_runs_in_the_interpreter():
+    def deal(rng, logits):
         p = np.exp(logits) / np.exp(logits).sum()
-        return rng.choice(3, p=p)
+        return rng.choice(3, size=2, replace=False, p=p)
 
-    report = interpreted(act, [(np.random.default_rng(s), np.array([0.1, 0.5, 0.2])) for s in (0, 1, 2)])
-    assert "Generator.choice: argument p= is computed at run time" in report
+    report = interpreted(deal, [(np.random.default_rng(s), np.array([0.1, 0.5, 0.2])) for s in (0, 1, 2)])
+    assert "Generator.choice with a computed p and replace=False" in report
 
 
 def test_a_draw_in_a_long_loop_runs_in_the_interpreter():
