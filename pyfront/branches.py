@@ -98,9 +98,10 @@ class BranchMixin:
         if not self.hoist_points:
             # State is read before the outermost branch (reads have no side effects).
             self.hoist_points.append(ir.InsertionPoint(draft.operation))
-        sides = []
+        sides, taken, outer_taken = [], [], self.draw_taken
         try:
             for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
+                self.draw_taken = {}
                 with ir.InsertionPoint(block):
                     try:
                         sides.append(fn())
@@ -108,10 +109,16 @@ class BranchMixin:
                         what = {FunctionReturn: "return", LoopBreak: "break", LoopContinue: "continue"}[type(jump)]
                         raise Unsupported(f"{what} inside a branch on a computed value is not supported yet",
                                           node) from None
+                taken.append(self.draw_taken)
         finally:
+            self.draw_taken = outer_taken
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
                 self.hoist_points.clear()
-        what = names or ["the conditional expression"] * len(sides[0])
+        # Whether each random draw made in a side ran (draws.py): one more value to merge.
+        drawn = sorted(taken[0].keys() | taken[1].keys())
+        for side, side_taken in zip(sides, taken):
+            side.extend(side_taken.get(k, Known(False)) for k in drawn)
+        what = (names or ["the conditional expression"] * (len(sides[0]) - len(drawn))) + ["a random draw"] * len(drawn)
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
             merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
         pending = [p for m in merged for p in _pending(m)]
@@ -124,7 +131,9 @@ class BranchMixin:
                 scf.YieldOp([getattr(p, pick).value for p in pending])
         draft.operation.erase()
         results = dict(zip(map(id, pending), final.results))
-        return [_rebuild(m, results) for m in merged]
+        values = [_rebuild(m, results) for m in merged]
+        outer_taken.update(zip(drawn, values[len(values) - len(drawn):]))
+        return values[:len(values) - len(drawn)]
 
     def _visit_if_returning(self, node: ast.If, rest: list[ast.stmt]) -> None:
         """An `if` at a function's top level with a return in a branch; `rest` follows it."""

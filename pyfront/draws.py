@@ -36,10 +36,17 @@ Not compiled (the call runs in the interpreter, and `explain` says why):
 - any other draw with a parameter computed at run time (`rng.uniform(low,
   x)`, `choice` without replacement): NumPy derives such draws with its own
   arithmetic on the parameters, which compiled code does not reproduce;
-- a draw inside a branch or loop on a computed value that became real control
-  flow (scf.if/for/while): whether and how often it draws depends on the data,
-  so it cannot be drawn before the call (a speculated branch is fine: when its
-  guard fails, the draws are undone);
+- a draw inside a loop on a computed value (scf.for/while): how often it
+  draws depends on the data, so it cannot be drawn before the call.
+
+A draw inside a branch on a computed value that became an scf.if (epsilon-
+greedy exploration) is drawn before the call like any other, and the graph
+also returns whether its branch ran (`draw_taken`, merged out of each scf.if
+as a bool); the runtime then undoes the draws whose branch did not run
+(runtime/host_draws.py, `Drawn.settle`), and re-runs the call in the
+interpreter when a later draw of the same generator ran after one that did
+not (its numbers were meant for the earlier one). A speculated branch needs
+none of this: when its guard fails, all the call's draws are undone.
 - calls that are not draws (`seed`, `shuffle`, `set_state`, attributes such as
   `rng.bit_generator`), `out=`, a draw that raises or warns, and a result that
   is not an array or scalar of a supported dtype.
@@ -60,6 +67,7 @@ import numpy as np
 from pyfront import indexing, numpy_api
 from pyfront import semantics as S
 from pyfront.dialects import core
+from pyfront.dialects.mlir import ir
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.guards import IdentityGuard
@@ -147,9 +155,9 @@ class DrawMixin:
         if method not in DRAWS[type(generator)]:
             raise Unsupported(f"{text} is not a random draw the compiler makes (those of a "
                               f"{type(generator).__name__} are {', '.join(sorted(DRAWS[type(generator)]))})", node)
-        if self.hoist_points:
-            raise Unsupported(f"{text} inside a branch or loop on a computed value: how many numbers the call "
-                              "draws depends on the data, so they cannot be drawn before it", node)
+        if _inside_loop():
+            raise Unsupported(f"{text} inside a loop on a computed value: how many numbers the call draws "
+                              "depends on the data, so they cannot be drawn before it", node)
         if (method in ("normal", "choice") and type(generator) in _UNIFORM
                 and not all(map(_is_known, [*args, *kwargs.values()]))):
             return getattr(self, f"_{method}")(receiver, generator, args, kwargs, node)
@@ -161,7 +169,11 @@ class DrawMixin:
         # (A generator read at call time is not held: the variant would keep the caller's object alive.)
         source, fixed = (None, generator) if receiver is None else (receiver.path, None)
         self.draws.append(HostDraw(source, fixed, method, values, keywords, outcome, self._site(node), text))
-        result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
+        if self.hoist_points:  # in a branch on a computed value: it is drawn whether or not the branch runs
+            self.draw_taken[index] = Known(True)
+        # An input of the call: in a branch, defined before it (as state reads are).
+        with self._state_ip() or ir.InsertionPoint.current:
+            result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
         return Tensor(result.result, outcome.pytype)
 
     def _normal(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
@@ -263,6 +275,16 @@ def _checked_probabilities(p: Tensor, text: str) -> Tensor:
             f"{text}: the probabilities sum to 1 within NumPy's tolerance (NumPy raises ValueError past it; "
             "near its limit, the call runs in the interpreter)")
     return p
+
+
+def _inside_loop() -> bool:
+    """Whether code generated here is in the body of an scf.for or scf.while (of the function being built)."""
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None and op.operation.name != "func.func":
+        if op.operation.name in ("scf.for", "scf.while"):
+            return True
+        op = op.operation.parent
+    return False
 
 
 def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:

@@ -107,6 +107,7 @@ class Graph:
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
     draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
+    draw_taken: dict = field(default_factory=dict)  # draw index -> result tree: did its branch run (draws in branches)
     inlined_frames: int = 0  # the deepest nesting of inlined Python calls below the function (call_depth.has_room)
 
 
@@ -187,6 +188,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, list] = {}  # id -> (how, progress) per loop going through it
         self.draws: list = []  # HostDraws in program order (draws.py)
+        self.draw_taken: dict[int, Any] = {}  # draw index -> whether it ran, for draws in branches (draws.py)
         self.deepest = 0  # most frames inlined at once (the function's own included)
         self._init_buffers()
         self._init_survey(survey)
@@ -231,13 +233,15 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                     raise self.survey[0]
                 leaves = self.leaves
                 tree = self._result_tree(result, leaves)
+                taken = {k: self._result_tree(v, leaves) for k, v in self.draw_taken.items()}
                 func.ReturnOp([t.value for t in leaves])
             f.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(input_types, [t.value.type for t in leaves])
             )
             verify_module(module)
         return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects,
-                     mutations=self.mutation_commits, draws=self.draws, inlined_frames=self.deepest - 1)
+                     mutations=self.mutation_commits, draws=self.draws, draw_taken=taken,
+                     inlined_frames=self.deepest - 1)
 
     def _flatten_inputs(self, spec, path: Path, types_: list, paths: list) -> None:
         if isinstance(spec, ArraySpec):

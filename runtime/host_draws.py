@@ -18,6 +18,14 @@ the call is verified: the interpreter then runs it for real), the snapshots
 are restored, so the interpreter, re-running the call from its start, draws
 the same numbers exactly once.
 
+Draws in a branch on a computed value (epsilon-greedy exploration: `if
+rng.random() < eps: a = rng.integers(n)`) are made too, whether or not the
+branch will run; the generator's state before each is kept, and compiled code
+says which branches ran. After the call, each generator goes back to where it
+was before its first draw whose branch did not run (`Drawn.settle`). That is
+right when no draw of the generator after it ran, as when the draw in the
+branch is the call's last one; otherwise the call runs in the interpreter.
+
 Generators are `np.random.Generator`, `np.random.RandomState` (also the
 global one behind `np.random.rand`, which `np.random.seed` re-seeds in place)
 and `random.Random` (behind the `random` module's functions), of exactly
@@ -127,11 +135,30 @@ class Drawn:
 
     values: list = field(default_factory=list)
     snapshots: list = field(default_factory=list)  # (generator, state before the call's first draw)
+    generators: list = field(default_factory=list)  # per draw, the generator it drew from
+    before: dict = field(default_factory=dict)  # per draw in a branch: its generator's state before it
 
     def restore(self) -> None:
         """Undo the draws: the interpreter, running the call next, draws the same numbers."""
         for generator, state in reversed(self.snapshots):
             restore(generator, state)
+
+    def settle(self, ran: dict[int, bool]) -> int | None:
+        """Undo the draws of branches that did not run (`ran`: per draw in a branch, whether it did).
+
+        Each generator is put back where it was before its first draw that did not run, which is
+        right when no later draw of it ran: those used numbers meant for the one before them. The
+        index of such a draw is returned (the call must run in the interpreter), None otherwise.
+        """
+        skipped: dict[int, int] = {}  # id(generator) -> its first draw that did not run
+        for k, generator in enumerate(self.generators):
+            if not ran.get(k, True):
+                skipped.setdefault(id(generator), k)
+            elif id(generator) in skipped:
+                return k
+        for k in skipped.values():
+            restore(*self.before[k])
+        return None
 
     def states_after(self) -> list:
         """(generator, its state now) per generator drawn from: where the draws left them."""
@@ -144,8 +171,9 @@ NOTHING_DRAWN = Drawn()
 class HostDraws:
     """The draws of one variant, made for each of its calls by `take`."""
 
-    def __init__(self, draws: list[HostDraw], fn: Any):
+    def __init__(self, draws: list[HostDraw], fn: Any, in_branches: frozenset = frozenset()):
         self.draws = draws
+        self.in_branches = in_branches  # the draws in branches on computed values (indices)
         self._generators = [make_resolver(d.source, fn) if d.source is not None else _fixed(d.generator)
                             for d in draws]
 
@@ -168,8 +196,12 @@ class HostDraws:
             if id(generator) not in seen:
                 seen.add(id(generator))
                 drawn.snapshots.append((generator, snapshot(generator)))
+        drawn.generators = generators
         try:
-            drawn.values.extend(_make(draw, generator) for draw, generator in zip(self.draws, generators))
+            for k, (draw, generator) in enumerate(zip(self.draws, generators)):
+                if k in self.in_branches:
+                    drawn.before[k] = (generator, snapshot(generator))
+                drawn.values.append(_make(draw, generator))
         except BaseException:
             drawn.restore()
             raise

@@ -98,7 +98,7 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
         compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
         commits=graph.commits, mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
         fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
-        inlined_frames=graph.inlined_frames,
+        draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
     )
 
 

@@ -101,6 +101,7 @@ class Variant:
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
+    draw_taken: dict = field(default_factory=dict)  # per draw in a branch: result tree of whether it ran
     inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
@@ -127,7 +128,7 @@ class Variant:
         drawn_inputs = {i for i, _ in self._draw_inputs}
         self._inputs = [_drawn_later if i in drawn_inputs else make_resolver(Path.parse(p), fn)
                         for i, p in enumerate(self.input_paths)]
-        self._host_draws = HostDraws(self.draws, fn)
+        self._host_draws = HostDraws(self.draws, fn, frozenset(self.draw_taken))
         self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
@@ -161,7 +162,8 @@ class Variant:
         committed = [tree for _, tree in self._commits]
         state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
         written = [tree for _, tree in self.mutations]  # copied into the caller's arrays: host memory
-        read = {key(x) for tree in [self.result_tree, *committed, *written, *(t for t, _ in self.effects)]
+        read = {key(x) for tree in [self.result_tree, *committed, *written, *(t for t, _ in self.effects),
+                                    *self.draw_taken.values()]
                 for x in leaves(tree)}
         resident = RESIDENT if self.device_state else COPY
         keys: dict[int, set] = {}  # output -> the leaves it is
@@ -276,6 +278,11 @@ class Variant:
         # objects the call started with (stores rebind, they never mutate), and
         # prints show their values in program order.
         builder = ResultBuilder(resolve, results, stored)
+        if self.draw_taken:
+            wrong = drawn.settle({k: builder.build(tree) for k, tree in self.draw_taken.items()})
+            if wrong is not None:
+                draw = self.draws[wrong]
+                return Deopt("state", draw.site, f"{draw.text} drew after a draw in a branch that did not run")
         printed = [(builder.build(tree), options) for tree, options in self.effects]
         committed = [(commit, builder.build(tree)) for commit, tree in self._commits]
         # Written input arrays: the objects the call started with, and their new contents.
