@@ -230,3 +230,45 @@ def test_transformer_block():
         x, causal = rng.normal(size=(2, 10, 32)), i % 4 != 3
         assert_same(plain.forward(x, causal=causal), forward(x, causal=causal), f"call {i}")
     assert_mostly_compiled(forward)
+
+
+def run_episodes(agent, act, learn, episodes: int, horizon: int = 30) -> list:
+    """Each step's action and learning signal, on the corridor (tests/corpus/rl_agents.py)."""
+    m = load("rl_agents", "corpus_rl_agents_env")
+    env, trace = m.Corridor(), []
+    for _ in range(episodes):
+        s = env.reset()
+        for _ in range(horizon):
+            a = act(agent, s)
+            s_next, r, done = env.step(a)
+            trace.append((a, learn(agent, s, a, r, s_next, done)))
+            s = s_next
+            if done:
+                break
+    return trace
+
+
+def test_epsilon_greedy_q_agent():
+    m = load("rl_agents", "corpus_rl_agents_compiled")
+    agent = m.QAgent(6, 2, seed=3)
+    plain = copy.deepcopy(agent)
+    act, learn = pyfront.compile(m.QAgent.act), pyfront.compile(m.QAgent.learn)
+    expected = run_episodes(plain, m.QAgent.act, m.QAgent.learn, 12)
+    got = run_episodes(agent, act, learn, 12)
+    assert_same(expected, got, "actions and TD errors")
+    assert_same_attributes(plain, agent, ("W", "eps", "steps", "rng"), "after training")
+    assert_mostly_compiled(act)
+    assert_mostly_compiled(learn)
+
+
+def test_actor_critic_samples_its_softmax_policy():
+    m = load("rl_agents", "corpus_rl_agents_compiled")
+    agent = m.ActorCritic(6, 2, seed=4)
+    plain = copy.deepcopy(agent)
+    act, update = pyfront.compile(m.ActorCritic.act), pyfront.compile(m.ActorCritic.update)
+    expected = run_episodes(plain, m.ActorCritic.act, m.ActorCritic.update, 10)
+    got = run_episodes(agent, act, update, 10)
+    assert_same(expected, got, "actions and TD errors")
+    assert_same_attributes(plain, agent, ("theta", "w", "rng"), "after training")
+    assert_mostly_compiled(act)
+    assert_mostly_compiled(update)
