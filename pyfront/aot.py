@@ -76,9 +76,6 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     if leading is not callables.binds_nothing:  # an artifact holds no Python objects to pass as arguments
         raise TypeError(f"pyfront.export: a {type(target).__name__} binds arguments (a receiver, a partial's "
                         f"arguments) that an artifact cannot hold; export {fn.__qualname__} and pass them")
-    reason = callables.unsupported_signature(fn)
-    if reason is not None:
-        raise ExportError(f"cannot export {reason}")
     parameters = _parameters(fn)
     bound = callables.positional(fn, example_args, example_kwargs or {})
     if bound is None:
@@ -113,7 +110,9 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
 
 _KINDS = {inspect.Parameter.POSITIONAL_ONLY: "positional_only",
           inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional_or_keyword",
-          inspect.Parameter.KEYWORD_ONLY: "keyword_only"}
+          inspect.Parameter.VAR_POSITIONAL: "var_positional",
+          inspect.Parameter.KEYWORD_ONLY: "keyword_only",
+          inspect.Parameter.VAR_KEYWORD: "var_keyword"}
 
 
 def _parameters(fn) -> list[dict]:
@@ -173,6 +172,11 @@ def _arg_spec(fn, i: int, a: Any, relaxed: Any, name: str | None = None) -> dict
     if t in (tuple, list) and not (t is tuple and is_constant(a)):
         return {"kind": t.__name__,
                 "items": [_arg_spec(fn, i, v, None, f"{name}[{k}]") for k, v in enumerate(a)]}
+    if t is dict:
+        if not all(type(k) is str for k in a):
+            raise ExportError(f"{name}: only dicts with str keys can be exported")
+        return {"kind": "dict", "keys": list(a), "items": [_arg_spec(fn, i, v, None, f"{name}[{k!r}]")
+                                                             for k, v in a.items()]}
     if is_constant(a):
         try:
             return {"kind": "const", "value": encode_const(a)}
@@ -196,7 +200,7 @@ def _iree_type(arguments: list, path: str) -> str:
     parsed = Path.parse(path)
     spec = arguments[parsed.arg_index]
     for _, k in parsed.steps:
-        spec = spec["items"][k]
+        spec = spec["items"][spec["keys"].index(k) if spec["kind"] == "dict" else k]
     if spec["kind"] == "float":
         return "f64"
     element = _IREE_ELEMENT.get(spec["dtype"], spec["dtype"])
@@ -241,6 +245,8 @@ def _lower(fn, args: tuple, relaxed: dict):
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes into arrays the caller passes "
                           f"({paths}); artifacts do not write into their arguments yet")
     for g in graph.state_guards:
+        if _item_of_a_dict_argument(g.path, args):  # the artifact checks it against the argument's spec
+            continue
         raise ExportError(
             f"cannot export {fn.__qualname__}: {g.site}: reads Python state at call time "
             f"({g.describe()}): pass it as an argument"
@@ -269,6 +275,13 @@ def _lower(fn, args: tuple, relaxed: dict):
             raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({p})")
     result = _result(fn, graph.result)
     return mlir, graph.func_name, inputs, outputs, guards, result
+
+
+def _item_of_a_dict_argument(path, args: tuple) -> bool:
+    """Whether `path` reads into a dict argument (`**kwargs`' items): the JIT reads those as state,
+    an artifact as part of the argument (`_arg_spec` gives each item a spec that its calls check)."""
+    i = path.arg_index
+    return i is not None and type(args[i]) is dict and bool(path.steps) and all(k == "item" for k, _ in path.steps)
 
 
 def _is_code(value: Any) -> bool:

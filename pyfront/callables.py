@@ -66,16 +66,6 @@ def apply_transform(transform: Callable, *args: Any, **kwargs: Any) -> Any:
     return transform(*args, **kwargs)
 
 
-def unsupported_signature(fn: types.FunctionType) -> str | None:
-    """Why `fn` cannot be exported (None: it can): an artifact binds keywords, keyword-only
-    parameters and defaults from its manifest, but holds no tuple or dict for *args/**kwargs."""
-    code = fn.__code__
-    kinds = [name for flag, name in ((code.co_flags & 0x04, "*args"), (code.co_flags & 0x08, "**kwargs")) if flag]
-    if kinds:
-        return f"{fn.__qualname__} has {' and '.join(kinds)}: an artifact cannot take them yet"
-    return None
-
-
 def positional(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:
     """The canonical arguments of `fn(*args, **kwargs)` (keywords bound, defaults read now).
 

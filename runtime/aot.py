@@ -40,6 +40,7 @@ VMFB = "module.vmfb"
 # Python types of arguments and results, by name (never by pickling).
 _PY_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "NoneType": type(None)}
 _SEQ_TYPES = {"tuple": tuple, "list": list}
+# A dict argument (as `**kwargs` is) is specialized to its keys, in order, each item to its own spec.
 
 
 class ArtifactError(ValueError):
@@ -74,27 +75,36 @@ def encode_const(value: Any) -> dict:
     raise ValueError(f"a constant of type {t.__name__} cannot be stored in an artifact")
 
 
-_PARAMETER_KINDS = ("positional_only", "positional_or_keyword", "keyword_only")
+_PARAMETER_KINDS = ("positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword")
 
 
 def bind(name: str, parameters: list[dict], args: tuple, kwargs: dict) -> tuple:
     """The values of `parameters` (manifest entries: name, kind, an encoded default) for a call
     with `args` and `kwargs`, bound as CPython binds a call of the exported function: keywords,
-    then the count of positional arguments, then missing ones, with CPython's messages."""
-    by_position = [p for p in parameters if p["kind"] != "keyword_only"]
-    kinds = {p["name"]: p["kind"] for p in parameters}
+    then the count of positional arguments, then missing ones, with CPython's messages. `*args`
+    gets the extra positional arguments as a tuple, `**kwargs` the extra keywords as a dict."""
+    by_position = [p for p in parameters if p["kind"] in ("positional_only", "positional_or_keyword")]
+    var = {p["kind"]: p["name"] for p in parameters if p["kind"] in ("var_positional", "var_keyword")}
+    kinds = {p["name"]: p["kind"] for p in parameters if p["kind"] not in var}
     values = {p["name"]: a for p, a in zip(by_position, args)}
-    passed_by_keyword = [k for k in kwargs if kinds.get(k) == "positional_only"]
-    for key, value in kwargs.items():
-        if key not in kinds:
+    # With **kwargs, a keyword naming a positional-only parameter is one of its items.
+    extra = {k: v for k, v in kwargs.items()
+             if k not in kinds or kinds[k] == "positional_only" and "var_keyword" in var}
+    passed_by_keyword = [k for k in kwargs if k not in extra and kinds.get(k) == "positional_only"]
+    for key in kwargs:
+        if key in extra and "var_keyword" not in var:
             raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
-        if key in values and kinds[key] != "positional_only":
+        if key in values and key not in extra and kinds[key] != "positional_only":
             raise TypeError(f"{name}() got multiple values for argument {key!r}")
     if passed_by_keyword:
         raise TypeError(f"{name}() got some positional-only arguments passed as keyword arguments: "
                         f"'{', '.join(passed_by_keyword)}'")
-    values.update(kwargs)
-    if len(args) > len(by_position):
+    values.update((k, v) for k, v in kwargs.items() if k not in extra)
+    if "var_positional" in var:
+        values[var["var_positional"]] = tuple(args[len(by_position):])
+    if "var_keyword" in var:
+        values[var["var_keyword"]] = extra
+    if len(args) > len(by_position) and "var_positional" not in var:
         required = sum("default" not in p for p in by_position)
         counted = f"from {required} to {len(by_position)}" if required < len(by_position) else str(len(by_position))
         plural = "s" if required < len(by_position) or len(by_position) != 1 else ""
@@ -220,6 +230,9 @@ def describe_spec(spec: dict) -> str:
     if kind in _SEQ_TYPES:
         inner = ", ".join(describe_spec(s) for s in spec["items"])
         return f"{kind}({inner})"
+    if kind == "dict":
+        inner = ", ".join(f"{k!r}: {describe_spec(s)}" for k, s in zip(spec["keys"], spec["items"]))
+        return f"dict({{{inner}}})"
     raise ArtifactError(f"manifest: unknown argument kind {kind!r}")
 
 
@@ -265,6 +278,12 @@ def _check(name: str, value: Any, spec: dict, inputs: dict) -> None:
                             f"{'' if not isinstance(value, (tuple, list)) else f' of length {len(value)}'}")
         for i, (v, s) in enumerate(zip(value, spec["items"])):
             _check(f"{name}[{i}]", v, s, inputs)
+    elif kind == "dict":
+        if type(value) is not dict or list(value) != spec["keys"]:
+            got = f"dict with keys {list(value)}" if type(value) is dict else type(value).__name__
+            raise TypeError(f"{name}: expected {describe_spec(spec)}, got {got}")
+        for k, s in zip(spec["keys"], spec["items"]):
+            _check(f"{name}[{k!r}]", value[k], s, inputs)
     else:
         raise ArtifactError(f"manifest: unknown argument kind {kind!r}")
 
@@ -383,6 +402,13 @@ def _validate_spec(where: str, spec: Any, name: str, runtime_inputs: set, fail, 
     elif kind in _SEQ_TYPES:
         for i, item in enumerate(typed(f"{where}.items", spec.get("items"), list)):
             _validate_spec(f"{where}.items[{i}]", item, f"{name}[{i}]", runtime_inputs, fail, typed)
+    elif kind == "dict":
+        keys, items = typed(f"{where}.keys", spec.get("keys"), list), typed(f"{where}.items", spec.get("items"), list)
+        if len(keys) != len(items) or len(set(map(str, keys))) != len(keys):
+            fail(f"{where}.keys", "expected one distinct key per item")
+        for i, (k, item) in enumerate(zip(keys, items)):
+            typed(f"{where}.keys[{i}]", k, str)
+            _validate_spec(f"{where}.items[{i}]", item, f"{name}[{k!r}]", runtime_inputs, fail, typed)
     else:
         fail(f"{where}.kind", f"unknown argument kind {kind!r}")
 
@@ -425,7 +451,7 @@ def _validate_result(where: str, node: Any, n_args: int, n_returned: int, fail, 
 
 
 class Artifact:
-    """A loaded artifact; call it like the exported function (positional arguments)."""
+    """A loaded artifact; call it like the exported function."""
 
     def __init__(self, path: str, backend: str | None = None):
         from pyfront.runtime.iree_backend import LoadedModule

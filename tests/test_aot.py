@@ -411,9 +411,25 @@ def test_every_malformed_manifest_raises_artifact_error(artifact_copy):
     a GuardFailed, or the argument checks' TypeError/ValueError naming an
     argument.
     """
-    path = artifact_copy / "manifest.json"
-    original = json.loads(path.read_text())
     args = mlp_args()
+    assert _defects_seen_at_load(artifact_copy, lambda f: f(*args)) > 100  # seen by the loader, not skipped
+
+
+def tuple_and_dict_arguments(x, *ws, **named):
+    return x @ ws[0] + named["b"]
+
+
+def test_every_malformed_manifest_of_tuple_and_dict_arguments_raises_artifact_error(tmp_path):
+    x, w, b = np.ones((2, 3)), np.ones((3, 4)), np.ones(4)
+    path = pyfront.export(tuple_and_dict_arguments, x, w, path=tmp_path / "a", example_kwargs={"b": b})
+    assert _defects_seen_at_load(Path(path), lambda f: f(x, w, b=b)) > 100
+
+
+def _defects_seen_at_load(artifact, call) -> int:
+    """Apply each defect of `_manifest_mutations` to the artifact's manifest in turn (checksum kept
+    valid), load it and `call` it; returns how many defects the loader refused."""
+    path = artifact / "manifest.json"
+    original = json.loads(path.read_text())
     seen = 0
     for description, mutate in _manifest_mutations(original):
         m = json.loads(json.dumps(original))
@@ -421,22 +437,22 @@ def test_every_malformed_manifest_raises_artifact_error(artifact_copy):
         m["manifest_sha256"] = manifest_checksum(m)
         path.write_text(json.dumps(m))
         try:
-            f = pyfront.load(artifact_copy)
+            f = pyfront.load(artifact)
         except ArtifactError:
             seen += 1
             continue
         except Exception as e:
             pytest.fail(f"{description}: load raised {type(e).__name__}: {e}")
         try:
-            f(*args)
+            call(f)
             repr(f)
         except (ArtifactError, GuardFailed):
             pass
-        except (TypeError, ValueError) as e:
-            assert str(e).startswith("arg"), f"{description}: call raised {type(e).__name__}: {e}"
+        except (TypeError, ValueError) as e:  # an argument's check, or a call that does not bind
+            assert str(e).startswith(("arg", f"{m['name']}() ")), f"{description}: call raised {type(e).__name__}: {e}"
         except Exception as e:
             pytest.fail(f"{description}: call raised {type(e).__name__}: {e}")
-    assert seen > 100  # the defects were seen by the loader, not skipped
+    return seen
 
 
 def numpy_functions(x, y):

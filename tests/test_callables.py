@@ -304,8 +304,6 @@ def test_export_takes_static_and_compiled_functions_and_refuses_bound_arguments(
         assert_same(double(x), artifact(x))
     with pytest.raises(TypeError, match="binds arguments"):
         pyfront.export(Dense(_w()).forward, _x(), path=tmp_path / "bound")
-    with pytest.raises(ExportError, match=r"\*args"):
-        pyfront.export(lambda x, *rest: x, x, path=tmp_path / "star")
 
 
 def squared_tanh_loss(w, x):
@@ -358,3 +356,40 @@ def test_an_artifact_binds_keywords_keyword_only_parameters_and_defaults(tmp_pat
     assert str(got.value).split("()", 1)[1] == str(expected.value).split("()", 1)[1]
     with pytest.raises(ValueError, match="clip|arg3"):
         artifact(x, w, clip=3.0)  # compiled for clip=2.0: a constant argument
+
+
+def summed_layers(x, *weights, scale=1.0, **offsets):
+    for w in weights:
+        x = np.tanh(x @ w)
+    return x * scale + offsets["shift"]
+
+
+def test_an_artifact_binds_star_args_and_star_star_kwargs(tmp_path):
+    """An artifact is specialized to its example call, `*args`' count and `**kwargs`' keys included."""
+    x, w = _x(), _w()
+    path = pyfront.export(summed_layers, x, w, w.T @ w, path=tmp_path / "star",
+                          example_kwargs={"scale": 2.0, "shift": np.ones(3)})
+    artifact = pyfront.load(path)
+    assert "tuple(ndarray" in repr(artifact) and "dict({'shift': ndarray" in repr(artifact)
+    for args, kwargs in [((x, w, w.T @ w), {"scale": 2.0, "shift": np.ones(3)}),
+                         ((x, w, w.T @ w), {"shift": np.zeros(3), "scale": 2.0})]:
+        assert_same(summed_layers(*args, **kwargs), artifact(*args, **kwargs))
+    with pytest.raises(TypeError, match=r"arg1: expected tuple\(.*got tuple of length 1"):
+        artifact(x, w, scale=2.0, shift=np.ones(3))
+    with pytest.raises(TypeError, match=r"arg3: expected dict\(\{'shift'.*got dict with keys \['shift', 'tilt'\]"):
+        artifact(x, w, w.T @ w, scale=2.0, shift=np.ones(3), tilt=1.0)
+    with pytest.raises(TypeError) as expected:
+        summed_layers(scale=2.0)
+    with pytest.raises(TypeError) as got:
+        artifact(scale=2.0)
+    assert str(got.value).split("()", 1)[1] == str(expected.value).split("()", 1)[1]
+
+
+def keyword_collector(a, /, **kw):
+    return a * kw["a"]
+
+
+def test_a_positional_only_name_passed_by_keyword_goes_to_star_star_kwargs(tmp_path):
+    x = _x()
+    artifact = pyfront.load(pyfront.export(keyword_collector, x, path=tmp_path / "kw", example_kwargs={"a": x}))
+    assert_same(keyword_collector(x, a=x), artifact(x, a=x))
