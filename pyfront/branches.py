@@ -19,7 +19,7 @@ import numpy as np
 from pyfront import semantics as S
 from pyfront.dialects.mlir import ir, scf, tensor
 from pyfront.errors import BranchTypeConflict, Unsupported
-from pyfront.values import Known, Seq, Tensor
+from pyfront.values import Either, Known, Seq, Tensor
 
 
 class BranchMixin:
@@ -121,7 +121,9 @@ class BranchMixin:
         what = (names or ["the conditional expression"] * (len(sides[0]) - len(drawn))) + ["a random draw"] * len(drawn)
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
             merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
-        pending = [p for m in merged for p in _pending(m)]
+            pending = [p for m in merged for p in _pending(m)]
+            if any(isinstance(p, _PendingEither) for p in pending):  # which side ran
+                pending.append(_Pending(_scalar(True, "", node), _scalar(False, "", node)))
         with ir.InsertionPoint(draft.operation):
             final = scf.IfOp(i1, [p.a.value.type for p in pending], has_else=True)
         for src, dst, pick in ((draft.then_block, final.then_block, "a"), (draft.else_block, final.else_block, "b")):
@@ -131,7 +133,8 @@ class BranchMixin:
                 scf.YieldOp([getattr(p, pick).value for p in pending])
         draft.operation.erase()
         results = dict(zip(map(id, pending), final.results))
-        values = [_rebuild(m, results) for m in merged]
+        taken = _rebuild(pending[-1], results, None) if any(isinstance(p, _PendingEither) for p in pending) else None
+        values = [_rebuild(m, results, taken) for m in merged]
         outer_taken.update(zip(drawn, values[len(values) - len(drawn):]))
         return values[:len(values) - len(drawn)]
 
@@ -176,6 +179,11 @@ class _Pending:
     b: Tensor
 
 
+class _PendingEither(_Pending):
+    """A value that is the caller's object (an argument or state) on at least one side: the merged
+    value also says which object it is (values.Either), from whether the `then` side ran."""
+
+
 def _pending(m: Any) -> list[_Pending]:
     if isinstance(m, _Pending):
         return [m]
@@ -184,11 +192,15 @@ def _pending(m: Any) -> list[_Pending]:
     return []
 
 
-def _rebuild(m: Any, results: dict) -> Any:
+def _rebuild(m: Any, results: dict, taken: Tensor | None) -> Any:
+    if isinstance(m, _PendingEither):
+        merged = Tensor(results[id(m)], m.a.pytype)
+        sides = (t if t.source is not None else None for t in (m.a, m.b))
+        return Tensor(merged.value, merged.pytype, either=Either(taken, *sides, merged))
     if isinstance(m, _Pending):
         return Tensor(results[id(m)], m.a.pytype)
     if isinstance(m, Seq):
-        return Seq(tuple(_rebuild(i, results) for i in m.items), m.kind)
+        return Seq(tuple(_rebuild(i, results, taken) for i in m.items), m.kind)
     return m
 
 
@@ -238,11 +250,12 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
     if isinstance(a, Known) and isinstance(b, Known) and isinstance(a.value, tuple) and isinstance(b.value, tuple):
         return _merge(Seq(tuple(map(Known, a.value))), Seq(tuple(map(Known, b.value))), what, node)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        if any(t.source is not None or t.view is not None for t in (a, b)):
-            # An argument (or a view of one) on one path must stay that very object.
-            raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
+        if any(t.view is not None or t.either is not None for t in (a, b)):
+            # A view must stay a view of its base; an object merged in an inner branch, that object.
+            raise Unsupported(f"{what} is a view of an array on some path; merging would copy it", node)
         if a.value.type == b.value.type and a.pytype is b.pytype:
-            return _Pending(a, b)
+            # An argument or state value on one path stays that very object (values.Either).
+            return _PendingEither(a, b) if a.source is not None or b.source is not None else _Pending(a, b)
         raise BranchTypeConflict(f"{what} has a different type, dtype or shape in each branch", node)
     if isinstance(a, Known) != isinstance(b, Known) and all(
         isinstance(v, Tensor) or isinstance(v.value, (int, float, bool, np.generic)) for v in (a, b)
@@ -276,7 +289,7 @@ def _materialized(value: Any, computed: Tensor, what: str, node: ast.AST) -> Ten
     float and a computed Python float, a NumPy float32 constant and a computed
     float32 scalar): the merged value then has one type whichever branch runs.
     """
-    if computed.source is not None or computed.view is not None:
+    if computed.has_identity:
         raise Unsupported(f"{what} is an argument or a view of one on some path; merging would copy it", node)
     if type(value) is not computed.pytype or computed.shape != ():
         raise BranchTypeConflict(f"{what} is a {type(value).__name__} constant in one branch and a computed "

@@ -135,6 +135,9 @@ class BufferMixin:
         else:
             root = target
         contents = Tensor(contents.value, np.ndarray)
+        if isinstance(root, Tensor) and root.either is not None:
+            raise Unsupported("writing into an array that is the caller's on one path of a branch on a computed "
+                              "value and a new one on another is not supported yet", node)
         if isinstance(root, Known) or root.source is None:  # an array this call made
             if isinstance(root, Known):
                 self._check_compile_time_aliases(root, node)

@@ -485,7 +485,7 @@ def _scalar_extreme(fn, items: list, node: ast.AST) -> Tensor:
     (pytype,) = pytypes
     if pytype is bool:
         raise Unsupported(f"{fn.__name__}() of computed bools is not supported yet", node)
-    if any(isinstance(i, Tensor) and i.source is not None for i in items):
+    if any(isinstance(i, Tensor) and (i.source is not None or i.either is not None) for i in items):
         raise Unsupported(f"{fn.__name__}() of an argument or state value itself is not supported yet "
                           "(Python returns that very object)", node)
     beats = np.greater if fn is max else np.less

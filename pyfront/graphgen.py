@@ -968,6 +968,10 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if isinstance(value, Tensor):
             if value.source is not None:
                 return R.Input(value.source)  # the very object the caller passed or stored
+            if value.either is not None:
+                e = value.either
+                return R.Either(*(self._result_tree(v, leaves) for v in (e.taken, e.then or e.merged,
+                                                                          e.orelse or e.merged)))
             if value.view is not None:
                 return self._view_tree(value, leaves)
             for i, leaf in enumerate(leaves):

@@ -88,7 +88,7 @@ class LoopMixin:
                     f"{name!r} changes in a loop on a computed condition but is not a computed array", node
                 )
         inits = [env[n] for n in names]
-        if any(t.source is not None or t.view is not None for t in inits):
+        if any(t.has_identity for t in inits):
             # With zero iterations Python would return the argument itself, not
             # a copy: assume (and check) that the loop runs at least once.
             first = S.truth(self.visit(node.test))
@@ -305,7 +305,7 @@ class LoopMixin:
         value = self._attribute(obj, name, node)
         if isinstance(value, Known) and type(value.value) is np.ndarray:
             value = self._as_computed(value)
-        if not isinstance(value, Tensor) or value.view is not None or \
+        if not isinstance(value, Tensor) or value.view is not None or value.either is not None or \
                 value.source is not None and value.pytype is np.ndarray:
             raise Unsupported(f"attribute {name!r} changes in a compiled loop but is not an array or scalar "
                               "this call computed", node)
@@ -345,8 +345,9 @@ class LoopMixin:
             new = self._unpoisoned(new, node)
             if not isinstance(new, Tensor) or new.value.type != old.value.type or new.pytype is not old.pytype:
                 raise Unsupported(f"{name!r} changes type, dtype or shape inside the loop", node)
-            if new.view is not None or new.source is not None:
-                raise Unsupported(f"{name!r} becomes a view of an array inside the loop", node)
+            if new.has_identity:
+                raise Unsupported(f"{name!r} becomes a view of an array, or an array the caller can see, inside "
+                                  "the loop", node)
         for name, value in env.items():
             target = getattr(getattr(node, "target", None), "id", None)
             if name not in names and name != target and before.get(name) is not value:

@@ -52,11 +52,31 @@ class View:
 
 
 @dataclass(frozen=True, eq=False)
+class Either:
+    """Which object a value merged out of a branch on a computed value is: `then` where the 0-d
+    bool `taken` holds, `orelse` where not. Each is a Tensor read from the caller's objects (an
+    argument or state: that very object), or None where that branch computed a new array (`merged`,
+    the merged value itself, is that array)."""
+
+    taken: Tensor
+    then: Tensor | None
+    orelse: Tensor | None
+    merged: Tensor
+
+
+@dataclass(frozen=True, eq=False)
 class Tensor:
     value: ir.Value
     pytype: type
     view: View | None = None
     source: Any = None  # an access path or argument this tensor is read from, if any
+    either: Either | None = None  # the caller's object on some paths of a branch, a new array on others
+
+    @property
+    def has_identity(self) -> bool:
+        """Whether this is (on some path) an object the caller can see: an argument or state, a view
+        of one, or such an object merged out of a branch. A copy of it would be another object."""
+        return self.source is not None or self.view is not None or self.either is not None
 
     @property
     def dtype(self) -> np.dtype:

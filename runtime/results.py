@@ -45,6 +45,16 @@ class Node:
 
 
 @dataclass(frozen=True, eq=False)
+class Either:
+    """`then` where the bool that `taken` builds holds, `orelse` where not (a value that is the
+    caller's object on one path of a branch and a new array on another)."""
+
+    taken: Any
+    then: Any
+    orelse: Any
+
+
+@dataclass(frozen=True, eq=False)
 class Stored:
     """The value a deferred store wrote to `path` (the function's `store:<path>` output)."""
 
@@ -61,6 +71,9 @@ def leaves(tree: Any):
     elif isinstance(tree, Node):
         for item in tree.items:
             yield from leaves(item)
+    elif isinstance(tree, Either):
+        for part in (tree.taken, tree.then, tree.orelse):
+            yield from leaves(part)
 
 
 def box(array: np.ndarray, pytype: type) -> Any:
@@ -126,6 +139,8 @@ class ResultBuilder:
             if key not in memo:
                 memo[key] = node.replay(self._build(node.base))
             return memo[key]
+        if isinstance(node, Either):
+            return self._build(node.then if self._build(node.taken) else node.orelse)
         return node.kind(self._build(i) for i in node.items)
 
 

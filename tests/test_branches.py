@@ -193,3 +193,75 @@ def test_textbook_perceptron_fit():
     calls = [(Perceptron(), X * k, np.where(X[:, 0] > 0, 1, -1)) for k in (1.0, 2.0, -1.0)]
     compiled = check(Perceptron.fit, calls)
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+# An argument on one path, a new array on the other: the merged value is that object where the
+# argument's path ran (returned, stored, viewed as itself), and the new array where not.
+
+
+def clip_by_norm(g, max_norm):
+    norm = np.sqrt(np.sum(g * g))
+    if norm > max_norm:
+        g = g * (max_norm / norm)
+    return g
+
+
+def pick_and_view(x, y):
+    if x.sum() > 0:
+        z = x
+    else:
+        z = y * 2.0
+    return z, z.T, z[1:], z + 1.0
+
+
+class Holder:
+    def __init__(self, w):
+        self.w = w
+
+
+def keep_or_rescale(h, x):
+    w = h.w
+    if x.sum() > 0:
+        w = w * 0.5
+    h.last = w
+    return w @ x
+
+
+A = np.arange(6.0).reshape(2, 3) / 10
+
+
+def _compiled_both_ways(report) -> None:
+    assert report.deopts == 0 and report.compiled_calls > report.verified_calls, str(report)
+
+
+def test_gradient_clipping_returns_the_argument_itself_when_not_clipped():
+    calls = [(A * k, 1.0) for k in (1, 30, 2, 40, 1, 50)]
+    _compiled_both_ways(pyfront.explain(check(clip_by_norm, calls, profile_calls=2)))
+
+
+def test_an_argument_merged_with_a_new_array_keeps_its_views_and_identity():
+    calls = [(A * k, A + 1) for k in (1, -1, 2, -3, 1)]
+    _compiled_both_ways(pyfront.explain(check(pick_and_view, calls, profile_calls=2)))
+
+
+def test_state_merged_with_a_new_array_is_stored_as_that_object():
+    w = np.eye(3)
+    calls = [(Holder(w), x) for x in (np.ones(3), -np.ones(3), np.ones(3), -np.ones(3), np.ones(3))]
+    compiled = check(keep_or_rescale, calls, profile_calls=2)
+    _compiled_both_ways(pyfront.explain(compiled))
+    h = Holder(w)
+    compiled(h, -np.ones(3))
+    assert h.last is w  # the very array, as in the interpreter
+
+
+def write_after_merge(x):
+    if x.sum() > 0:
+        x = x * 2.0
+    x[0] = 5.0
+    return x
+
+
+def test_writing_into_an_array_that_is_the_argument_on_one_path_runs_in_the_interpreter():
+    compiled = check(write_after_merge, [(A * k,) for k in (1, -1, 2, -3)], profile_calls=2)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 0 and "the caller's on one path of a branch" in str(report), str(report)
