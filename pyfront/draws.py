@@ -32,6 +32,12 @@ first index whose entry of `cumsum(p) / cumsum(p)[-1]` exceeds it; the
 uniforms are a host draw and the rest is compiled (a sequential float64
 cumsum, so the same bits), and NumPy's checks of `p` become guards.
 
+Re-seeding (`np.random.seed(k)`, `rng.seed(k)` of a RandomState, `random.seed(k)`)
+is made on the host in program order like a draw that gives None; a seed that
+changes between calls, read from an argument or Python state (cs231n's
+`np.random.seed(dropout_param["seed"])`), is read there by each call
+(`ReadAtCall`).
+
 Not compiled (the call runs in the interpreter, and `explain` says why):
 - any other draw with a parameter computed at run time (`rng.uniform(low,
   x)`, `choice` without replacement): NumPy derives such draws with its own
@@ -47,7 +53,7 @@ as a bool); the runtime then undoes the draws whose branch did not run
 interpreter when a later draw of the same generator ran after one that did
 not (its numbers were meant for the earlier one). A speculated branch needs
 none of this: when its guard fails, all the call's draws are undone.
-- calls that are not draws (`seed`, `shuffle`, `set_state`, attributes such as
+- calls that are not draws (`shuffle`, `set_state`, attributes such as
   `rng.bit_generator`), `out=`, a draw that raises or warns, and a result that
   is not an array or scalar of a supported dtype.
 """
@@ -71,7 +77,7 @@ from pyfront.dialects.mlir import ir
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.guards import IdentityGuard
-from pyfront.runtime.host_draws import HostDraw, Outcome, bit_generator_type, is_generator
+from pyfront.runtime.host_draws import HostDraw, Outcome, ReadAtCall, bit_generator_type, is_generator
 from pyfront.specialize import GeneratorSpec, OwnAttrSpec
 from pyfront.values import BoundMethod, Known, Obj, Tensor
 
@@ -85,8 +91,12 @@ DRAWS: dict[type, frozenset] = {
     random.Random: frozenset(("random", "uniform", "randint", "randrange", "choice", "gauss", "normalvariate",
                               "expovariate")),
 }
+# Per generator type, the methods that re-seed it (the runtime calls them on the host, in program
+# order, like draws; they give None).
+RESEEDS: dict[type, frozenset] = {np.random.RandomState: frozenset({"seed"}), random.Random: frozenset({"seed"})}
 # The generators behind the modules' own functions, named as the code names their draws.
-_MODULE_GENERATORS = ((np.random.random_sample.__self__, "np.random"), (random.random.__self__, "random"))
+_GLOBAL_STATE = np.random.random_sample.__self__
+_MODULE_GENERATORS = ((_GLOBAL_STATE, "np.random"), (random.random.__self__, "random"))
 
 
 def _signature(*parameters: tuple) -> inspect.Signature:
@@ -106,8 +116,9 @@ _UNIFORM = {np.random.RandomState: "random_sample", np.random.Generator: "random
 
 
 def is_draw_method(fn: Any) -> bool:
-    """A bound method of a random generator (`np.random.rand`, `random.random`, `rng.normal`)."""
-    return is_generator(getattr(fn, "__self__", None))
+    """A bound method of a random generator (`np.random.rand`, `random.random`, `rng.normal`), or
+    `np.random.seed` (a function that re-seeds the global RandomState as its `seed` method does)."""
+    return fn is np.random.seed or is_generator(getattr(fn, "__self__", None))
 
 
 def generator_spec(generator: Any) -> GeneratorSpec:
@@ -139,6 +150,9 @@ class DrawMixin:
 
     def _draw_method(self, method: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
         """A call of a generator's bound method fixed at compile time (`np.random.rand(...)`)."""
+        if method is np.random.seed:
+            # Its seed method, which raises where it would not do the same: the interpreter then runs it.
+            method = _GLOBAL_STATE.seed
         generator = method.__self__
         if getattr(generator, method.__name__) != method:
             raise Unsupported(f"{draw_text(generator, method.__name__)} is not the method of its generator "
@@ -146,13 +160,15 @@ class DrawMixin:
         return self._draw(None, generator, method.__name__, args, kwargs, node)
 
     def _draw(self, receiver: Obj | None, generator: Any, method: str, args: list, kwargs: dict,
-              node: ast.AST) -> Tensor:
-        """`generator.method(*args, **kwargs)`: a draw the runtime makes on the host before the call.
+              node: ast.AST) -> Tensor | Known:
+        """`generator.method(*args, **kwargs)`: a draw the runtime makes on the host before the call
+        (or a re-seeding, which gives None).
 
         `receiver`: the generator read from Python state, None for one fixed at compile time.
         """
         text = draw_text(generator, method)
-        if method not in DRAWS[type(generator)]:
+        reseeds = method in RESEEDS.get(type(generator), ())
+        if method not in DRAWS[type(generator)] and not reseeds:
             raise Unsupported(f"{text} is not a random draw the compiler makes (those of a "
                               f"{type(generator).__name__} are {', '.join(sorted(DRAWS[type(generator)]))})", node)
         if _inside_loop():
@@ -161,8 +177,10 @@ class DrawMixin:
         if (method in ("normal", "choice") and type(generator) in _UNIFORM
                 and not all(map(_is_known, [*args, *kwargs.values()]))):
             return getattr(self, f"_{method}")(receiver, generator, args, kwargs, node)
-        values, keywords = _arguments(text, args, kwargs)
-        outcome = _trial(generator, method, values, keywords, text)
+        values, keywords = _arguments(text, args, kwargs, self._read_at_call if reseeds else None)
+        if not any(isinstance(v, ReadAtCall) for v in (*values, *keywords.values())):
+            value = _trial(generator, method, values, keywords, text)  # (a seed read at the call: it may raise then)
+        outcome = None if reseeds else _outcome(value, text)
         if receiver is not None:
             self._state_guard(receiver.path, generator_spec(generator), node)
         index = len(self.draws)
@@ -171,6 +189,8 @@ class DrawMixin:
         self.draws.append(HostDraw(source, fixed, method, values, keywords, outcome, self._site(node), text))
         if self.hoist_points:  # in a branch on a computed value: it is drawn whether or not the branch runs
             self.draw_taken[index] = Known(True)
+        if reseeds:
+            return Known(None)
         # An input of the call: in a branch, defined before it (as state reads are).
         with self._state_ip() or ir.InsertionPoint.current:
             result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
@@ -199,6 +219,11 @@ class DrawMixin:
         value = S.ufunc(np.add, loc, S.ufunc(np.multiply, scale, Tensor(z.value, np.ndarray)))
         return S.astype(value, S.FLOAT64, float if draw_size is None else np.ndarray)
 
+
+    def _read_at_call(self, v: Any) -> ReadAtCall | None:
+        """A Python int that each call reads from Python state, as the host can read it too."""
+        found = self.runtime_scalars.get(id(v)) if isinstance(v, Tensor) and v.pytype is int else None
+        return ReadAtCall(found[1]) if found is not None and found[0] is v else None
 
     def _choice(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
         """`choice(a, size, p=probs)` with computed probabilities, as NumPy computes it (see the module
@@ -320,12 +345,16 @@ def _float64(v: Any, what: str) -> Tensor:
     return S.astype(Tensor(t.value, np.ndarray), S.FLOAT64)
 
 
-def _arguments(text: str, args: list, kwargs: dict) -> tuple[tuple, dict]:
-    """The compile-time values of a draw's arguments."""
+def _arguments(text: str, args: list, kwargs: dict, read_at_call=None) -> tuple[tuple, dict]:
+    """The compile-time values of a draw's arguments; `read_at_call(v)` may also give a ReadAtCall for
+    a value each call reads from Python state (a seed in a dict)."""
     if "out" in kwargs:
         raise Unsupported(f"{text}(out=...) writes into an array: not compiled")
 
     def value(v: Any, what: str) -> Any:
+        read = read_at_call(v) if read_at_call is not None else None
+        if read is not None:
+            return read
         try:
             return numpy_api.known(v)
         except Unsupported:
@@ -338,7 +367,7 @@ def _arguments(text: str, args: list, kwargs: dict) -> tuple[tuple, dict]:
             {k: value(v, f"argument {k}=") for k, v in kwargs.items()})
 
 
-def _trial(generator: Any, method: str, args: tuple, kwargs: dict, text: str) -> Outcome:
+def _trial(generator: Any, method: str, args: tuple, kwargs: dict, text: str) -> Any:
     """What the draw gives (its arguments fix the type, dtype and shape), found by making it on a
     copy of the generator, which leaves the caller's generator where it is."""
     clone = copy.deepcopy(generator)
@@ -354,7 +383,7 @@ def _trial(generator: Any, method: str, args: tuple, kwargs: dict, text: str) ->
         items = args[0] if args else kwargs["seq"]
         if len({type(v) for v in items}) > 1:
             raise Unsupported(f"{text} of items of several types (the type drawn would vary between calls)")
-    return _outcome(value, text)
+    return value
 
 
 def _outcome(value: Any, text: str) -> Outcome:

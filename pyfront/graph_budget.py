@@ -29,6 +29,10 @@ from pyfront.errors import Unsupported
 DEFAULT_MAX_NODES = 20000  # Config.max_graph_nodes
 
 
+class GraphTooLarge(Unsupported):
+    """The graph would exceed its budget."""
+
+
 def _reason(limit: int) -> str:
     return (f"graph too large: more than {limit} expression evaluations once loops are unrolled and "
             f"calls inlined (Config.max_graph_nodes / PYFRONT_MAX_GRAPH_NODES)")
@@ -56,7 +60,7 @@ class GraphBudget:
     def charge(self, node: ast.AST) -> None:
         self.spent += 1
         if self.spent > self.limit:
-            raise Unsupported(_reason(self.limit), node)
+            raise GraphTooLarge(_reason(self.limit), node)
 
     @contextmanager
     def unrolling(self, iterations: int, body: list[ast.stmt], node: ast.AST) -> Iterator[list[int]]:
@@ -66,7 +70,7 @@ class GraphBudget:
         for (left,) in self._enclosing:
             projected *= max(left, 1)
         if self.spent + projected > self.limit:
-            raise Unsupported(f"{_reason(self.limit)}: this loop unrolls {iterations} times"
+            raise GraphTooLarge(f"{_reason(self.limit)}: this loop unrolls {iterations} times"
                               + (" inside unrolled loops" if self._enclosing else ""), node)
         left = [iterations]
         self._enclosing.append(left)

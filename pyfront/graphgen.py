@@ -154,6 +154,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         # ones read as constants (path -> value).
         self.runtime_state = runtime_state
         self.scalar_reads: dict[str, Any] = {}
+        self.runtime_scalars: dict[int, tuple] = {}  # id -> (Tensor, the path each call reads it at)
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []
@@ -187,6 +188,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         self.commits: list[tuple[str, Any]] = []
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, list] = {}  # id -> (how, progress) per loop going through it
+        self._unrolling_attempts = 0  # range loops being unrolled on trial (loops.range_loop)
         self.draws: list = []  # HostDraws in program order (draws.py)
         self.draw_taken: dict[int, Any] = {}  # draw index -> whether it ran, for draws in branches (draws.py)
         self.deepest = 0  # most frames inlined at once (the function's own included)
@@ -400,6 +402,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         ops_before = {op.operation for op in block.operations}
         saved = {name: copy.copy(value) for name, value in vars(self).items() if isinstance(value, (list, dict, set))}
         envs = [(frame, dict(frame.env)) for frame in self.frames]
+        spent = self.budget.spent
         self._speculating += 1  # its failures are the attempt's, not blockers (survey.py)
         try:
             build()
@@ -412,6 +415,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             vars(self).update(saved)
             for frame, env in envs:
                 frame.env = env
+            self.budget.spent = spent  # what it generated is gone
             return e
         finally:
             self._speculating -= 1
@@ -545,6 +549,10 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             if self.range_loop(node, iterable.steps):
                 return
             iterable.consumed = False  # unrolled below, which consumes it
+        self._unroll(node, iterable)
+
+    def _unroll(self, node: ast.For, iterable: Any) -> None:
+        """The loop's iterations, one after the other, over a compile-time iterable."""
         with self._iteration(iterable, node) as items:
             iterations = len(items) if hasattr(items, "__len__") else 1  # a generator: charged as it runs
             with self.budget.unrolling(iterations, node.body, node) as left:

@@ -339,12 +339,25 @@ def _computed_slice_offset(k: slice, d: int, n: int) -> Tensor:
         raise Unsupported("a slice with computed bounds needs a positive step known when compiling")
     if n < 1:
         raise Unsupported("an empty slice with computed bounds is not supported yet")
+    if _selects_exactly(k, d, n, step):
+        return _int64(k.start)
     start, stop = _clamp_bound(k.start, d, 0), _clamp_bound(k.stop, d, d)
     span = S.ufunc(np.subtract, stop, start)
     exact = S.ufunc(np.logical_and, S.ufunc(np.greater, span, Known((n - 1) * step)),
                     S.ufunc(np.less_equal, span, Known(n * step)))
     S.guard(exact.value, "value", f"the slice with computed bounds selects {n} elements, as when profiled")
     return start
+
+
+def _selects_exactly(k: slice, d: int, n: int, step: int) -> bool:
+    """Whether slice `k` provably selects `n` elements of a dim of size `d`: its bounds are a loop
+    counter's arithmetic (`x[i * s:i * s + w]`), whose ranges keep them in [0, d], and they differ by
+    a constant. Inside a compiled loop, where no guard can go, this is what lets such a slice compile."""
+    if not (isinstance(k.start, BoundedInt) and isinstance(k.stop, BoundedInt)):
+        return False
+    (start_terms, start), (stop_terms, stop) = _linear(k.start), _linear(k.stop)
+    return (start_terms == stop_terms and k.start.lower >= 0 and k.stop.upper - 1 <= d
+            and (n - 1) * step < stop - start <= n * step)
 
 
 def _read_box(x: Tensor, box: _Box) -> Any:

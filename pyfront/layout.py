@@ -105,6 +105,43 @@ def may_be_reordered(value, budget: int = 64) -> bool:
     return False
 
 
+def _terminator(block):
+    ops = block.operations
+    return ops[len(ops) - 1]
+
+
+def _if_flow(op) -> list:
+    """scf.if: result i is its sides' yield operand i."""
+    yields = [_terminator(region.blocks[0]) for region in op.regions if len(region.blocks)]
+    return [(r, [y.operands[i] for y in yields]) for i, r in enumerate(op.results)]
+
+
+def _for_flow(op) -> list:
+    """scf.for (lower, upper, step, inits...): carried value i is init i or the body's yield operand i."""
+    body = op.regions[0].blocks[0]
+    yielded = _terminator(body).operands
+    inits = list(op.operands)[3:]
+    flows = []
+    for i, r in enumerate(op.results):
+        sources = [inits[i], yielded[i]]
+        flows += [(body.arguments[i + 1], sources), (r, sources)]
+    return flows
+
+
+def _while_flow(op) -> list:
+    """scf.while: the before block's argument i is init i or the after block's yield operand i; the
+    after block's argument j and result j are the before block's scf.condition operand j + 1."""
+    before, after = (region.blocks[0] for region in op.regions)
+    carried = list(_terminator(before).operands)[1:]
+    yielded = _terminator(after).operands
+    flows = [(arg, [init, yielded[i]]) for i, (arg, init) in enumerate(zip(before.arguments, op.operands))]
+    flows += [(v, [carried[j]]) for j, v in enumerate(after.arguments)]
+    return flows + [(r, [carried[j]]) for j, r in enumerate(op.results)]
+
+
+_CONTROL_FLOW = {"scf.if": _if_flow, "scf.for": _for_flow, "scf.while": _while_flow}
+
+
 def check_results(module, fn, copied: frozenset = frozenset()) -> None:
     """Raise Unsupported if the graph of `fn` (`module`) returns a value NumPy would not lay out in C order.
 
@@ -128,8 +165,15 @@ def check_results(module, fn, copied: frozenset = frozenset()) -> None:
             tainted = False
         elif name in _WRITE_OPS:
             tainted = op.operands[0] in not_c
+        elif name in _CONTROL_FLOW:
+            # Each result (and loop-carried block argument) comes from its own init and yields.
+            for value, sources in _CONTROL_FLOW[name](op):
+                if _distinguishable(value) and value not in not_c and any(v in not_c for v in sources):
+                    not_c.add(value)
+                    changed = True
+            return changed
         else:
-            # Region results (scf.if/while) come from their terminators' operands.
+            # Other region results come from their terminators' operands.
             inner_values = [v for region in op.regions for block in region.blocks
                             for inner in block.operations for v in inner.operands]
             tainted = any(v in not_c for v in (*op.operands, *inner_values))

@@ -12,7 +12,11 @@ Which loops become what:
   break/continue, stores, guards, prints) is unrolled here, by the generator,
   up to MAX_STATIC_UNROLL iterations: `i` must then be a compile-time int.
   The generator first tries the scf.for and, when the body turns out to need
-  Python values, discards it (`_try_range_loop`) and unrolls.
+  Python values, discards it and unrolls. Unrolling a loop nest can exceed
+  the graph's budget (cs231n's naive convolution: four nested loops); then
+  the outermost loop becomes an scf.for whose iterations bind names of their
+  own (`window = x[...]`, the inner loops' counters, unrolled inside), which
+  are not carried from one iteration to the next.
 - other loops over compile-time values (tuples, lists, a `while` on a constant
   test) are unrolled by the generator, up to MAX_STATIC_UNROLL iterations;
 - a `while` on a computed condition (iterate until converged): `scf.while`;
@@ -30,6 +34,7 @@ is read once, before the loop.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +45,8 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.constructs import construct
 from pyfront.errors import Unsupported
+from pyfront.graph_budget import GraphTooLarge
+from pyfront.survey import Unavailable
 from pyfront.values import BoundedInt, Known, Obj, Tensor
 
 MAX_STATIC_UNROLL = 256
@@ -117,27 +124,38 @@ class LoopMixin:
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
         upper = emit.dim(rows.value, 0)
-        self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1))
+        self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), iteration_locals=True)
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
         self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
 
     def range_loop(self, node: ast.For, steps: range) -> bool:
-        """`for i in range(...)` as an scf.for; False when the generator must unroll it instead."""
+        """`for i in range(...)` as an scf.for, or unrolled; False when the caller must unroll it."""
         if not len(steps):
             return False
         if len(steps) > MAX_STATIC_UNROLL:
-            self._for_range(node, steps)  # too long to unroll here: a real loop or nothing
+            self._for_range(node, steps, iteration_locals=True)  # too long to unroll: a real loop or nothing
             return True
         if self.hoist_points or node.orelse:
             return False  # inside a real loop or a branch on a computed value: keep unrolling here
-        return self._try_range_loop(node, steps)
+        if self._attempt(lambda: self._for_range(node, steps)) is None:
+            return True
+        if self._unrolling_attempts:
+            return False  # the loop around unrolls this one (or makes it an scf.for if that is too large)
+        # Unrolled, unless that is too large (a loop nest: cs231n's naive convolution); then an scf.for
+        # whose iterations bind names of their own (`window = x[...]`, inner loops' counters).
+        self._unrolling_attempts += 1
+        try:
+            error = self._attempt(lambda: self._unroll(node, Known(steps)))
+        finally:
+            self._unrolling_attempts -= 1
+        if error is None:
+            return True
+        if isinstance(error, GraphTooLarge):
+            return self._attempt(lambda: self._for_range(node, steps, iteration_locals=True)) is None
+        return False
 
-    def _try_range_loop(self, node: ast.For, steps: range) -> bool:
-        """Build the scf.for; if the body needs Python values, undo everything it built."""
-        return self._attempt(lambda: self._for_range(node, steps)) is None
-
-    def _for_range(self, node: ast.For, steps: range) -> None:
+    def _for_range(self, node: ast.For, steps: range, iteration_locals: bool = False) -> None:
         """`for i in range(a, b, s)`: scf.for over k in [0, len) with `i = a + k*s` as a loop counter
         (for s > 0 the loop runs over i itself)."""
         exit_at = _exit_if(node)
@@ -150,25 +168,36 @@ class LoopMixin:
                 return
         counter = self._range_counter(steps, counts_values=steps.step > 0)
         if steps.step > 0:
-            self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step))
+            self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step),
+                          iteration_locals)
         else:
-            self._scf_for(node, emit.index(0), emit.index(len(steps)), counter, emit.index(1))
+            self._scf_for(node, emit.index(0), emit.index(len(steps)), counter, emit.index(1), iteration_locals)
         self.frame.env[node.target.id] = Known(steps[-1])
 
-    def _scf_for(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value) -> None:
-        """scf.for from `lower` to `upper` by `step`; `target(i)` is the loop variable's value in iteration i."""
+    def _scf_for(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value,
+                 iteration_locals: bool = False) -> None:
+        """scf.for from `lower` to `upper` by `step`; `target(i)` is the loop variable's value in iteration i.
+
+        With `iteration_locals`, names the body binds that hold no array or scalar before the loop
+        (`window = x[i:i + k]`, an inner loop's counter) are the iterations' own, not carried in:
+        an iteration that reads one before binding it does not compile. (Without, such a loop is left
+        to be unrolled, which is faster for small loops.)"""
         _reject_jumps(node)
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
         env = self.frame.env
         names = sorted(assigned_names(node.body) - {node.target.id})
+        local = [n for n in names if n not in env or not _carriable(env[n])] if iteration_locals else []
+        names = [n for n in names if n not in local]
         for name in names:
-            if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
-                self._as_computed(env[name])  # e.g. `hs = np.zeros((T, H))` filled in the loop
-            if not isinstance(env.get(name), Tensor):
+            if not _carriable(env.get(name)):
                 raise Unsupported(f"{name!r} changes in a compiled loop but is not a computed array", node)
+            if isinstance(env[name], Known):
+                self._as_computed(env[name])  # e.g. `hs = np.zeros((T, H))` filled in the loop
         slots = self._carried_attributes(node)
         inits = [env[n] for n in names] + [self._slot_value(slot, node) for slot in slots]
+        for name in local:  # a read before the iteration binds it would need the last one's value
+            env.pop(name, None)
         before = dict(env)
         loop = scf.ForOp(lower, upper, step, [t.value for t in inits])
         if not self.hoist_points:
@@ -180,13 +209,29 @@ class LoopMixin:
                 self._bind(names, slots, inits, loop.inner_iter_args)
                 env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
-                finals = self._check_carried(names, slots, inits, before, node)
-                scf.YieldOp([t.value for t in finals])  # a branch may rebind the env
+                finals = self._check_carried(names, slots, inits, before, node, local)
+                # The local names' last values are kept for after the loop where they are arrays or
+                # scalars: carried too, from zeros that no iteration reads.
+                kept = [self.frame.env[n] for n in local if _keepable(self.frame.env.get(n))]
+                scf.YieldOp([t.value for t in finals + kept])  # a branch may rebind the env
         finally:
             self.carried_slots = outer_slots
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
+        if kept:
+            with ir.InsertionPoint(loop.operation):
+                zeros = [S.full(t.shape, 0, t.dtype).value for t in kept]
+            loop = _with_more_carried(loop, lower, upper, step, [t.value for t in inits] + zeros)
         self._bind(names, slots, inits, loop.results)
+        after = iter(loop.results[len(inits):])
+        for name in local:  # after the loop: the last iteration's value
+            value = self.frame.env.get(name)
+            if _keepable(value):
+                self.frame.env[name] = Tensor(next(after), value.pytype)
+            elif not isinstance(value, Known):  # (a constant is the same in every iteration)
+                self.frame.env[name] = Unavailable(f"{name!r} is read after the loop at line {node.lineno}, "
+                                                   "which compiled code does not keep (only each iteration "
+                                                   "binds it)")
         for (key, obj), value in zip(slots, loop.results[len(names):]):
             self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
 
@@ -318,10 +363,12 @@ class LoopMixin:
         until the first iteration makes it a NumPy float64, which the rest then carry."""
         _reject_jumps(node)
         env = self.frame.env
-        names = assigned_names(node.body) - {node.target.id}
-        values = [env.get(n) for n in names] + [self._attribute(obj, key[1], node)
-                                                  for key, obj in self._carried_attributes(node)]
-        if all(isinstance(v, Tensor) or isinstance(v, Known) and type(v.value) is np.ndarray for v in values):
+        # (Names each iteration binds before reading them are its own: `_scf_for` does not carry them.)
+        names = [n for n in assigned_names(node.body) - {node.target.id}
+                 if n in env and not _binds_before_reading(node.body, n)]
+        values = [env[n] for n in names] + [self._attribute(obj, key[1], node)
+                                            for key, obj in self._carried_attributes(node)]
+        if all(map(_carriable, values)):
             return False
         env[node.target.id] = Known(first)
         self._visit_body(node.body)
@@ -336,8 +383,9 @@ class LoopMixin:
         return Tensor(row, np.ndarray if base.ndim > 1 else base.dtype.type)
 
     def _check_carried(self, names: list[str], slots: list, inits: list[Tensor], before: dict,
-                       node: ast.AST) -> list[Tensor]:
-        """Loop-carried values keep their type; nothing else may change inside the loop. Returns them."""
+                       node: ast.AST, local: list[str] = ()) -> list[Tensor]:
+        """Loop-carried values keep their type; nothing else but the `local` names, which each
+        iteration binds afresh, may change inside the loop. Returns them."""
         env = self.frame.env
         finals = [env[n] for n in names] + [self.stored_attrs[key] for key, _ in slots]
         labels = names + [f"{obj.path}.{key[1]}" for key, obj in slots]
@@ -350,7 +398,7 @@ class LoopMixin:
                                   "the loop", node)
         for name, value in env.items():
             target = getattr(getattr(node, "target", None), "id", None)
-            if name not in names and name != target and before.get(name) is not value:
+            if name not in names and name not in local and name != target and before.get(name) is not value:
                 raise Unsupported(f"{name!r} changes inside the loop", node)
         return finals
 
@@ -363,6 +411,50 @@ class LoopMixin:
         places = [(self.frame.env, name) for name in names] + [(self.stored_attrs, key) for key, _ in slots]
         for (table, key), old, value in zip(places, like, values):
             table[key] = Tensor(value, old.pytype)
+
+
+def _keepable(value: Any) -> bool:
+    """Whether a name an scf.for's iterations bind can keep its last value for after the loop: an
+    array or scalar this call computed, of a static shape."""
+    return isinstance(value, Tensor) and not value.has_identity and None not in value.shape
+
+
+def _with_more_carried(loop: scf.ForOp, lower: ir.Value, upper: ir.Value, step: ir.Value,
+                       inits: list[ir.Value]) -> scf.ForOp:
+    """`loop`, whose body already yields more values than it carries, rebuilt to carry them all from
+    `inits`: its body moves into the new loop, and `loop` is erased."""
+    with ir.InsertionPoint(loop.operation):
+        new = scf.ForOp(lower, upper, step, inits)
+    loop.induction_variable.replace_all_uses_with(new.induction_variable)
+    for old, arg in zip(loop.inner_iter_args, new.inner_iter_args):
+        old.replace_all_uses_with(arg)
+    for op in list(loop.body.operations):
+        new.body.append(op)
+    loop.operation.erase()
+    return new
+
+
+def _carriable(value: Any) -> bool:
+    """Whether an scf.for can carry `value` into its first iteration: an array or scalar (its value: the
+    loop runs at least once, and its last iteration's value must be a new one, `_check_carried`), or a
+    constant array."""
+    return isinstance(value, Tensor) or isinstance(value, Known) and type(value.value) is np.ndarray
+
+
+def _binds_before_reading(body: list[ast.stmt], name: str) -> bool:
+    """Whether `body` binds `name` (by an assignment or as a loop's target) before anything reads it."""
+    for stmt in body:
+        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+            return not _reads(stmt.iter, name)
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return not _reads(stmt.value, name)
+        if _reads(stmt, name):
+            return False
+    return False
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
 
 
 def _bound_before_read(body: list[ast.stmt], name: str) -> bool:

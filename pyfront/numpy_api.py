@@ -212,8 +212,13 @@ def _stack(arrays, axis=Known(0), *, dtype=Known(None), casting=Known("same_kind
     return S.stack(_cast_to_join(arrays, dtype, casting, "np.stack"), known(axis, "axis"))
 
 
-def _astype(a, dtype):
-    return S.astype(S.to_tensor(a), np.dtype(known(dtype, "dtype")))
+def _astype(a, dtype, order=Known("K"), casting=Known("unsafe"), subok=Known(True), copy=Known(True)):
+    if (known(order, "order"), known(casting, "casting"), known(subok, "subok")) != ("K", "unsafe", True):
+        raise Unsupported("ndarray.astype with order=, casting= or subok= is not supported yet")
+    t, dtype = S.to_tensor(a), np.dtype(known(dtype, "dtype"))
+    if not known(copy, "copy") and t.dtype == dtype and t.pytype is np.ndarray:
+        return a  # the array itself, as NumPy returns it
+    return S.astype(t, dtype)
 
 
 METHODS["astype"] = _astype

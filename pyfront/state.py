@@ -321,7 +321,9 @@ class StateMixin:
         if self._runtime_scalar(path, value, node):
             self._state_guard(path, ScalarSpec(type(value)), node)
             t = load.build([obj.value], [tensor_type((), np.dtype(type(value)))], ip=self._state_ip(), **attrs)
-            return Tensor(t.result, type(value))
+            scalar = Tensor(t.result, type(value))
+            self.runtime_scalars[id(scalar)] = (scalar, path)  # (a seed the host reads at the call: draws.py)
+            return scalar
         if is_constant(value) or isinstance(value, np.generic):
             self._state_guard(path, ConstSpec(value), node)
             return Known(value)

@@ -25,6 +25,7 @@ surveyed: its failures propagate to the attempt as in normal generation.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 from pyfront.branches import FunctionReturn, assigned_names
@@ -33,6 +34,14 @@ from pyfront.errors import Poisoned, Unsupported
 MAX_BLOCKERS = 20  # a function with more has enough to fix first
 
 POISON = object()  # what a skipped statement would have computed
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """What a name holds where compiled code does not keep its value (`reason` says why): reading it
+    does not compile."""
+
+    reason: str
 
 
 class SurveyMixin:
@@ -77,6 +86,8 @@ class SurveyMixin:
         """`value`, unless it is what a skipped statement would have computed."""
         if value is POISON:
             raise Poisoned("reads a value of a statement that does not compile", node)
+        if isinstance(value, Unavailable):
+            raise Unsupported(value.reason, node)
         return value
 
     def _unpoisoned_place(self, value: Any, node: ast.Attribute | ast.Subscript) -> Any:

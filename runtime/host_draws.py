@@ -100,6 +100,14 @@ class Outcome:
         return value.dtype == self.dtype and value.shape == self.shape
 
 
+@dataclass(frozen=True)
+class ReadAtCall:
+    """An argument of a draw that each call reads where the code reads it (an argument or Python
+    state at `path`): `np.random.seed(params["seed"])`."""
+
+    path: Path
+
+
 @dataclass(frozen=True, eq=False)
 class HostDraw:
     """One draw of a compiled call: `<generator>.<method>(*args, **kwargs)`.
@@ -115,7 +123,7 @@ class HostDraw:
     method: str
     args: tuple
     kwargs: dict
-    outcome: Outcome
+    outcome: Outcome | None  # None: a re-seeding (`np.random.seed(0)`), which gives None
     site: str  # file:line of the call in the user's code
     text: str  # what the code calls, for people: "np.random.rand", "Generator.normal"
 
@@ -176,6 +184,7 @@ class HostDraws:
         self.in_branches = in_branches  # the draws in branches on computed values (indices)
         self._generators = [make_resolver(d.source, fn) if d.source is not None else _fixed(d.generator)
                             for d in draws]
+        self._arguments = [_arguments(d, fn) for d in draws]
 
     def __bool__(self) -> bool:
         return bool(self.draws)
@@ -201,20 +210,34 @@ class HostDraws:
             for k, (draw, generator) in enumerate(zip(self.draws, generators)):
                 if k in self.in_branches:
                     drawn.before[k] = (generator, snapshot(generator))
-                drawn.values.append(_make(draw, generator))
+                drawn.values.append(_make(draw, generator, *self._arguments[k](args)))
         except BaseException:
             drawn.restore()
             raise
         return drawn
 
 
-def _make(draw: HostDraw, generator: Any) -> Any:
+def _arguments(draw: HostDraw, fn: Any):
+    """A function from a call's arguments to the draw's (args, kwargs), each ReadAtCall read."""
+    def reader(v: Any):
+        if isinstance(v, ReadAtCall):
+            return make_resolver(v.path, fn)
+        return lambda args: v
+
+    if not any(isinstance(v, ReadAtCall) for v in (*draw.args, *draw.kwargs.values())):
+        return lambda args: (draw.args, draw.kwargs)
+    positional = [reader(v) for v in draw.args]
+    keywords = {k: reader(v) for k, v in draw.kwargs.items()}
+    return lambda args: (tuple(r(args) for r in positional), {k: r(args) for k, r in keywords.items()})
+
+
+def _make(draw: HostDraw, generator: Any, args: tuple, kwargs: dict) -> Any:
     try:
-        value = getattr(generator, draw.method)(*draw.args, **draw.kwargs)
+        value = getattr(generator, draw.method)(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the interpreter, running the call next, raises it
         reraise_if_asynchronous(e)
         raise DrawFailed(draw, f"{draw.text} raised {type(e).__name__}: {e}") from None
-    if not draw.outcome.matches(value):
+    if draw.outcome is not None and not draw.outcome.matches(value):  # (None: a re-seeding)
         raise DrawFailed(draw, f"{draw.text} gave a {type(value).__name__} of another dtype or shape "
                                "than it was compiled for")
     return value

@@ -334,3 +334,57 @@ def offset_range_sum(x):
 def test_range_loops_that_start_past_zero():
     compiled = check(offset_range_sum, [(np.arange(300.0) * k,) for k in (1.0, 2.0, 0.5)])
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+# Names each iteration binds afresh (`window = ...`, an inner loop's counter) are not carried
+# from iteration to iteration; their last values are kept for after the loop where they are arrays.
+
+
+def conv_forward_naive(x_pad, w, b, stride):
+    """cs231n's naive convolution: four nested loops, a window sliced by the counters."""
+    N, F = x_pad.shape[0], w.shape[0]
+    HH, WW = w.shape[2], w.shape[3]
+    H_out = 1 + (x_pad.shape[2] - HH) // stride
+    W_out = 1 + (x_pad.shape[3] - WW) // stride
+    out = np.zeros((N, F, H_out, W_out))
+    for n in range(N):
+        for f in range(F):
+            for i in range(H_out):
+                for j in range(W_out):
+                    window = x_pad[n, :, i * stride:i * stride + HH, j * stride:j * stride + WW]
+                    out[n, f, i, j] = np.sum(window * w[f]) + b[f]
+    return out
+
+
+def test_a_loop_nest_too_large_to_unroll_compiles_with_iteration_local_names():
+    rng = np.random.default_rng(0)
+    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(2, 3, 3, 3)), rng.normal(size=2), 1)
+             for _ in range(3)]
+    report = pyfront.explain(check(conv_forward_naive, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+def last_step(xs, W):
+    for t in range(xs.shape[0]):
+        pre = W @ xs[t]
+        k = t * 2 + 1
+        y = np.tanh(pre) * k
+    return y, pre, k, t
+
+
+def read_before_bound(xs):
+    acc = np.zeros(xs.shape[1])
+    for t in range(xs.shape[0]):
+        if t > 0:
+            acc = acc + prev
+        prev = xs[t] * 2.0
+    return acc
+
+
+def test_iteration_local_names_keep_their_last_values_after_a_real_loop():
+    rng = np.random.default_rng(1)
+    calls = [(rng.normal(size=(40, 3)), rng.normal(size=(4, 3))) for _ in range(3)]  # 40: too long to unroll
+    report = pyfront.explain(check(last_step, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+    # A name read before the iteration binds it needs the last iteration's value: not a real loop.
+    check(read_before_bound, [(rng.normal(size=(40, 3)),) for _ in range(3)], profile_calls=1)

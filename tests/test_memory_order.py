@@ -83,3 +83,20 @@ def test_returned_constant_views_keep_their_strides():
     of a fresh copy of its base, as each interpreted call makes one (the fuzzer's np.arange(2)[::-1])."""
     compiled = check(constant_views, [(X,), (X,), (X + 1,)])
     assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def col2im_like(cols, n):
+    """A loop that adds a transposed array's slices into a C-ordered one: NumPy keeps the carried
+    array C-ordered, so the loop's result compiles although the loop reads a reordered value."""
+    col = cols.reshape(2, 3, 4).transpose(1, 0, 2)
+    img = np.zeros((3, 2, 4 + n))
+    for k in range(n):
+        img[:, :, k:k + 4] += col
+    return img
+
+
+def test_a_loop_result_keeps_its_own_layout_not_that_of_what_the_loop_reads():
+    rng = np.random.default_rng(2)
+    compiled = check(col2im_like, [(rng.normal(size=(6, 4)), 40)] * 3, profile_calls=1)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > report.verified_calls, str(report)

@@ -369,3 +369,15 @@ def write_into_windows(x):
 
 def test_writing_into_sliding_windows_raises_numpys_error():
     check(write_into_windows, [(np.arange(4.0),)] * 3)
+
+
+def astype_without_copy(x):
+    y = x.astype(x.dtype, copy=False)
+    z = x.astype(np.float32, copy=False)
+    return y, z, y is x
+
+
+def test_astype_without_copy_returns_the_array_itself_when_the_dtype_matches():
+    compiled = check(astype_without_copy, [(np.arange(6.0),)] * 3)
+    y, _, same = compiled(a := np.arange(6.0))
+    assert y is a and same

@@ -559,6 +559,34 @@ def test_a_draw_after_a_branch_that_did_not_draw_runs_in_the_interpreter():
     assert_ran_compiled(compiled)
 
 
+# Re-seeding inside the function: made on the host in program order, like a draw ------------------
+
+
+def seeded_dropout(x, dropout_param):
+    """cs231n's dropout_forward: a seed in the parameters makes the mask reproducible."""
+    p = dropout_param["p"]
+    if "seed" in dropout_param:
+        np.random.seed(dropout_param["seed"])
+    mask = (np.random.rand(*x.shape) < p) / p
+    return x * mask, np.random.rand()
+
+
+def test_np_random_seed_inside_the_function():
+    calls = [(X64 * k, {"p": 0.5, "seed": s}) for k, s in ((1, 0), (2, 0), (3, 1), (4, 7), (5, 3), (6, 9))]
+    assert_ran_compiled(check(seeded_dropout, calls, [GLOBAL_STATE]))
+
+
+def reseed_both(rng, x):
+    rng.seed(3)
+    random.seed(4)
+    return x + rng.rand(*x.shape), random.random()
+
+
+def test_randomstate_and_random_module_seed():
+    calls = [(np.random.RandomState(s), X64) for s in range(4)]
+    assert_ran_compiled(check(reseed_both, calls, [STDLIB_STATE]))
+
+
 # The `random` module ------------------------------------------------------------------------------
 
 
@@ -640,22 +668,16 @@ def test_a_draw_in_a_long_loop_runs_in_the_interpreter():
     assert "Generator.random inside a loop on a computed value" in report
 
 
-def reseeded(x):
-    np.random.seed(0)
-    return x + np.random.rand(*x.shape)
-
-
 def shuffled(x):
     order = np.arange(x.shape[0])
     np.random.shuffle(order)
     return x[order]
 
 
-@pytest.mark.parametrize("fn, reason", [(reseeded, "call to 'seed' is not supported"),
-                                        (shuffled, "np.random.shuffle is not a random draw the compiler makes")])
-def test_calls_that_are_not_draws_run_in_the_interpreter(fn, reason):
+def test_calls_that_are_not_draws_run_in_the_interpreter():
     np.random.seed(2)
-    assert reason in interpreted(fn, [(X64,)] * 3, [GLOBAL_STATE])
+    assert "np.random.shuffle is not a random draw the compiler makes" in interpreted(shuffled, [(X64,)] * 3,
+                                                                                      [GLOBAL_STATE])
 
 
 def test_export_refuses_a_function_that_draws(tmp_path):
