@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 
 from pyfront import semantics as S
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import arith, ir
+from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives import by_op_name, get
 from pyfront.errors import Unsupported
 from pyfront.values import BoundedInt, Known, Seq, Tensor
@@ -684,18 +685,24 @@ def _mask_part(x: Tensor, parts: list) -> Tensor:
     if mask_pos != 0 or not all(isinstance(p, slice) and p == slice(None) for p in parts[1:]):
         raise Unsupported("a computed bool mask with other indices is not supported yet (only x[mask] and "
                           "x[mask, ...])")
-    if None in x.shape or mask.shape != x.shape[:mask.ndim]:
-        raise Unsupported(f"boolean index of shape {mask.shape} does not match the indexed dims "
-                          f"{x.shape[:mask.ndim]} (IndexError), or a shape varies between calls")
+    indexed = x.shape[:mask.ndim]
+    if len(indexed) < mask.ndim or any(a is not None and b is not None and a != b for a, b in zip(mask.shape, indexed)):
+        raise Unsupported(f"boolean index of shape {mask.shape} does not match the indexed dims {indexed} (IndexError)")
+    S.guard_same_sizes([((mask.value, i), (x.value, i, b)) for i, (a, b) in enumerate(zip(mask.shape, indexed))
+                        if a is None or b is None], "a boolean index and the dims it indexes")
     return mask
 
 
 def _masked_read(x: Tensor, parts: list) -> Tensor:
     """`x[mask]`: a first dim as long as the mask's count, which must be >= 2 (dynamic dims are; else deopt)."""
     mask = _mask_part(x, parts)
-    if int(np.prod(mask.shape, dtype=np.int64)) > MAX_MASK:
-        raise Unsupported(f"reading through a computed bool mask of more than {MAX_MASK} elements is not "
-                          "supported yet (the compiled compaction is quadratic)")
+    too_large = (f"reading through a computed bool mask of more than {MAX_MASK} elements is not supported yet "
+                 "(the compiled compaction is quadratic)")
+    if None in mask.shape:
+        S.guard(arith.cmpi(arith.CmpIPredicate.ule, emit.as_index(emit.product(emit.dims(mask.value))),
+                           emit.index(MAX_MASK)), "value", too_large)
+    elif int(np.prod(mask.shape, dtype=np.int64)) > MAX_MASK:
+        raise Unsupported(too_large)
     count = S.reduce("sum", mask)
     S.guard(S.ufunc(np.greater_equal, count, Known(2)).value, "value",
             "the bool mask selects at least 2 elements (a dynamic dim's size)")
@@ -708,6 +715,9 @@ def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:
     v broadcasts to the selection (count, *rest): one row for every selected row (a `where`), one row per
     selected row in order (`expand`), their number guarded to be the mask's count, or v read through an
     equal mask (`x[m] = y[m]`: a `where` of y and x)."""
+    if None in x.shape:
+        raise Unsupported("writing through a computed bool mask into an array whose size varies between calls "
+                          "is not supported yet")
     mask = _mask_part(x, parts)
     rest = x.shape[mask.ndim:]
     lead = v.shape[:max(v.ndim - len(rest) - 1, 0)]

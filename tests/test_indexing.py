@@ -592,3 +592,37 @@ def zero_d_array_index(w, i):
 
 def test_indexing_by_a_0d_array_copies_and_by_a_numpy_int_views():
     _compiled(zero_d_array_index, [(np.arange(6.0).reshape(3, 2), np.array(k)) for k in (1, 2, -1)])
+
+
+# Masks over arrays whose length varies between calls (dynamic dims): read with the mask's size guarded.
+
+
+class _Box:
+    pass
+
+
+def mask_of_a_masked_read(a0, box):
+    """From the fuzzer (seed 13): a mask over the result of another masked read (a dynamic length)."""
+    v2 = a0[a0 > 3]
+    v4 = v2[v2 > 0]
+    return v4 * 2, box.w[box.w < 1.0]
+
+
+def test_a_mask_over_a_masked_read_compiles():
+    box = _Box()
+    box.w = np.array([0.5, 2.0, -1.0, 3.0])
+    calls = [(np.array(v, np.float32), box) for v in
+             ([4.0, 5.0, 1.0, 7.0], [4.0, 5.0, 1.0, 7.0, 9.0], [4.0, -5.0, 6.0, 3.5, 8.0, 1.0], [4.0, 5.0, 9.0])]
+    report = pyfront.explain(check(mask_of_a_masked_read, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+def rows_through_a_mask(x, m):
+    return x[m], x[m].sum()
+
+
+def test_a_dynamic_mask_that_does_not_match_raises_as_numpy_does():
+    x = np.arange(15.0).reshape(5, 3)
+    calls = [(x[:4], x[:4] > 4), (x[:3], x[:3] > 1), (x, x % 2 == 0), (x[:4], x[:3] > 1), (x[:2], x[:2] > -1)]
+    report = pyfront.explain(check(rows_through_a_mask, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls and report.deopts == 1, str(report)

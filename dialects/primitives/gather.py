@@ -561,9 +561,8 @@ DYNAMIC_UPDATE_SLICE = primitive(
 
 def _compress_shape(x, mask):
     m = len(mask)
-    if m == 0 or tuple(mask) != tuple(x[:m]) or None in x:
-        raise ValueError(f"compress: a mask of shape {tuple(mask)} must match the leading dims of {tuple(x)} "
-                         "(static)")
+    if m == 0 or m > len(x) or any(a is not None and b is not None and a != b for a, b in zip(mask, x)):
+        raise ValueError(f"compress: a mask of shape {tuple(mask)} must match the leading dims of {tuple(x)}")
     return (None,) + tuple(x[m:])
 
 
@@ -585,15 +584,16 @@ def _lower_compress(view, x, mask):
     """The elements (rows) of x where mask holds, in C order: prefix counts of the mask, then per result row j
     the position p with mask[p] and prefix[p] == j + 1, then those rows. Costs M^2 + count * M for M mask
     elements (the front end bounds M)."""
-    m_shape, x_shape = shape_of(mask.type), shape_of(x.type)
-    total = int(np.prod(m_shape, dtype=np.int64))
-    rest = list(x_shape[len(m_shape):])
+    m_rank = len(shape_of(mask.type))
+    total = emit.product(emit.dims(mask))  # (a mask's dims equal x's leading ones: the front end guards it)
+    rest = emit.dims(x)[m_rank:]
     flat_mask = emit.reshape(mask, [total])
     flat_x = emit.reshape(x, [total, *rest])
     i64 = element_type(I64)
     one, zero = emit.scalar_constant(1, I64), emit.scalar_constant(0, I64)
     prefix = _prefix_counts(flat_mask, total)
-    count = arith.index_cast(ir.IndexType.get(), tensor.extract(prefix, [emit.index(total - 1)]))
+    last = arith.subi(emit.as_index(total), emit.index(1))
+    count = arith.index_cast(ir.IndexType.get(), tensor.extract(prefix, [last]))
 
     def source_body(a):  # loop dims: j (parallel), p (reduction); the one matching p, max-reduced
         flag, before, acc = a
@@ -622,7 +622,7 @@ def _compress_vjp(ct, out, x, mask):
 
 COMPRESS = primitive(
     "compress",
-    "NumPy `x[mask]` for a bool mask over x's leading dims (static shapes): the selected elements (rows) in C "
+    "NumPy `x[mask]` for a bool mask over x's leading dims (of equal sizes): the selected elements (rows) in C "
     "order, a first dim as long as the mask's count of True (dynamic).",
     impl=lambda x, mask: x[mask],
     shape_rule=_compress_shape,
