@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, callables, logs
+from pyfront import call_depth, callables, logs, segments
 from pyfront.bounded import remember
 from pyfront.config import Config
 from pyfront.errors import StrictModeError, Unsupported
@@ -87,6 +87,8 @@ class CompiledFunction:
         # Compile failures by reason -> the keys they failed for; a reason that failed for
         # HOPELESS_AFTER keys does not depend on the key either (`_never_compiles`).
         self._failed_keys: dict[str, set] = {}
+        # The function's parts around its collective statements (segments.py), per code object.
+        self._parts: tuple[types.CodeType, list | None] | None = None
         logs.configure_from_env()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Callable:
@@ -120,6 +122,9 @@ class CompiledFunction:
         if bound is None:  # the interpreter raises CPython's TypeError
             return self._interpret("the arguments do not bind to the parameters (the interpreter raises)",
                                    args, kwargs, chosen=True)
+        parts = self._split()
+        if parts is not None:
+            return self._call_parts(parts, bound)
         call, args = (args, kwargs), bound  # the interpreter runs `call`; compiled code takes `bound`
         try:
             key = self._key(args)
@@ -162,6 +167,32 @@ class CompiledFunction:
         with self._lock:
             self._report.compiled_calls += 1
         return result
+
+    def _split(self) -> list | None:
+        """(segments.Part, its CompiledFunction or None for a collective statement) per part of a function
+        that calls collectives, or None: it compiles whole."""
+        code = self.fn.__code__
+        if self._parts is None or self._parts[0] is not code:
+            parts = segments.split(self.fn)
+            self._parts = (code, None if parts is None else
+                           [(p, None if p.collective else CompiledFunction(p.fn, self.config)) for p in parts])
+        return self._parts[1]
+
+    def _call_parts(self, parts: list, bound: tuple) -> Any:
+        """Run the parts in order, each on the names the one before returned (segments.py). The call
+        counts as compiled when every compiled part ran compiled code."""
+        before = [c._report.compiled_calls for _, c in parts if c is not None]
+        values = bound
+        for part, compiled in parts:
+            values = (compiled or part.fn)(*values)
+        after = [c._report.compiled_calls for _, c in parts if c is not None]
+        with self._lock:
+            if all(a > b for a, b in zip(after, before)):
+                self._report.compiled_calls += 1
+            else:
+                self._report.interpreted_calls += 1
+                self._report.interpreter_reasons["a part of the function ran in the interpreter (see its parts)"] += 1
+        return values
 
     def _fallback(self, reason: str, args: tuple, kwargs: dict) -> Any:
         """A call of code that never compiles, once its reason is known and logged: the interpreter
@@ -465,7 +496,16 @@ class CompiledFunction:
                 out.profile_lines = [f"arg{i}: {o.summary()}" for i, o in sorted(p.args.items())]
                 if p.note:
                     out.profile_lines.append(p.note)
-            return out
+            parts = self._parts[1] if self._parts is not None and self._parts[0] is self.fn.__code__ else None
+        for part, compiled in parts or ():
+            where = f"lines {part.first_line}-{part.last_line}"
+            if compiled is None:
+                out.parts.append((f"{where}: a collective, run in the interpreter", None))
+                continue
+            report = compiled.explain()
+            report.source = [(n, text) for n, text in report.source if part.first_line <= n <= part.last_line]
+            out.parts.append((where, report))
+        return out
 
 
 call_depth.entry_code = CompiledFunction.__call__.__code__

@@ -51,10 +51,13 @@ wait in a collective would leave them waiting forever, so
   local step and reports it through the agreement record, so every rank
   raises the same `RankFailed` naming the failed rank and its error.
 
-Inside a `pyfront.compile`d function these functions are not compiled: the
-call runs in the interpreter (`explain` names the collective) and so issues
-each collective exactly once per call on every rank (they carry
-`pyfront.errors.INTERPRETED_ATTRIBUTE`). `rank()` and `size()` are not compile-time constants
+Inside a `pyfront.compile`d function, a top-level statement that calls
+`allreduce` or `broadcast` splits the function into parts compiled on their
+own, with the statement run in the interpreter between them
+(pyfront/segments.py): every rank issues each collective exactly once per
+call, whichever parts ran compiled. A collective anywhere else (in a loop or
+branch) keeps the call in the interpreter (`explain` names it), which also
+issues it once. `rank()` and `size()` are not compile-time constants
 either: a compiled module is shared between processes through the disk cache.
 """
 
@@ -71,6 +74,7 @@ import numpy as np
 
 from pyfront.array_trees import as_array, flatten, like, rebuild
 from pyfront.errors import INTERPRETED_ATTRIBUTE
+from pyfront.segments import COLLECTIVE_ATTRIBUTE
 
 TIMEOUT_ENV = "PYFRONT_MPI_TIMEOUT"
 # Dtypes MPI reduces natively (mpi4py's buffer typecodes): ints, uints, float32/64, complex64/128.
@@ -98,6 +102,13 @@ def _collective(fn):
             f"pyfront.distributed.{fn.__name__} talks to the other MPI ranks and runs in the interpreter "
             f"(collectives are not compiled yet)")
     return fn
+
+
+def _communicates(fn):
+    """A collective that talks to the other ranks: a statement calling it splits a compiled function
+    (pyfront/segments.py)."""
+    setattr(fn, COLLECTIVE_ATTRIBUTE, True)
+    return _collective(fn)
 
 
 def _mpi():
@@ -327,7 +338,7 @@ def reduce_leaves(comm: Any, arrays: list[np.ndarray], op: str, what: str) -> li
     return out
 
 
-@_collective
+@_communicates
 def allreduce(tree: Any, op: str = "mean", *, comm: Any = None) -> Any:
     """The elementwise sum or mean of `tree` over every rank, as a tree of the same structure and types.
 
@@ -350,7 +361,7 @@ def allreduce(tree: Any, op: str = "mean", *, comm: Any = None) -> Any:
     return rebuild(tree, [like(leaf, r) for (_, leaf), r in zip(leaves, reduced)])
 
 
-@_collective
+@_communicates
 def broadcast(tree: Any, root: int = 0, *, comm: Any = None) -> Any:
     """`root`'s values of `tree` on every rank; every rank passes a tree of the same structure, dtypes, shapes."""
     comm = communicator(comm)

@@ -136,6 +136,8 @@ class Report:
     profile_lines: list[str] = field(default_factory=list)
     filename: str = ""
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
+    # A function split around its collective statements (segments.py): (lines, that part's report or None)
+    parts: list[tuple[str, Any]] = field(default_factory=list)
 
     def line_notes(self) -> dict[int, list[str]]:
         """Source line -> what happened there (interpreter reasons, guards and their failures)."""
@@ -261,4 +263,9 @@ class Report:
         if hints:
             lines.append("  to compile more:")
             lines.extend(f"    {h}" for h in hints)
+        if self.parts:
+            lines.append("  compiled in parts around its collective statements:")
+            for where, part in self.parts:
+                lines.append(f"    part {where}")
+                lines.extend(f"      {line}" for line in ([] if part is None else str(part).splitlines()))
         return "\n".join(lines)

@@ -37,9 +37,9 @@ from pyfront import deep_ast
 from pyfront.errors import Unsupported
 
 # The compiler flags of `from __future__ import ...`; a code object's co_flags carry them.
-_FUTURE_FLAGS = 0
+FUTURE_FLAGS = 0
 for _feature in __future__.all_feature_names:
-    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+    FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 _ENCLOSING = "__pyfront_enclosing__"
 _CODE_FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize",
@@ -63,6 +63,11 @@ def live_def(fn: types.FunctionType) -> ast.FunctionDef:
         return _mangled(fn, copy.deepcopy(node))
 
 
+def register_def(code: types.CodeType, node: ast.FunctionDef) -> None:
+    """`code` was compiled from `node`, a def pyfront made (pyfront/segments.py): its source."""
+    _verified[code] = copy.deepcopy(node)
+
+
 def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     """The def of `code` in its source file, as the file is now, if it compiles to `code`."""
     name = code.co_qualname
@@ -71,7 +76,7 @@ def _checked_def(code: types.CodeType) -> ast.FunctionDef:
     except (OSError, TypeError) as e:
         raise _unsupported(code, f"source of {name} is not available ({e})") from None
     try:
-        tree, module = _compiled_file(code.co_filename, "".join(lines), code.co_flags & _FUTURE_FLAGS)
+        tree, module = _compiled_file(code.co_filename, "".join(lines), code.co_flags & FUTURE_FLAGS)
     except (SyntaxError, ValueError) as e:
         raise _unsupported(code, f"the source file of {name} does not compile as it is now ({e})") from None
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -201,7 +206,7 @@ def compile_in_scope(node: ast.FunctionDef, fn: types.FunctionType, extra_freeva
         stmt = ast.ClassDef(class_name, [], [], [stmt], [])
     module = ast.fix_missing_locations(ast.Module([stmt], type_ignores=[]))
     try:
-        top = compile(module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        top = compile(module, code.co_filename, "exec", flags=code.co_flags & FUTURE_FLAGS, dont_inherit=True)
     except SyntaxError as e:
         raise Unsupported(f"source of {code.co_qualname} does not compile on its own ({e})") from None
     inner = _find_code(top, lambda c: c.co_name == node.name and c.co_firstlineno == _first_line(node))

@@ -131,24 +131,62 @@ def scenario_diverge() -> None:
 
 
 def scenario_interpreted() -> None:
-    """A compiled function that calls allreduce: it runs in the interpreter, one collective per call."""
+    """A compiled function that calls allreduce in a loop: it runs in the interpreter, the collectives once each."""
     from mpi4py import MPI
 
     counting = CountingComm(MPI.COMM_WORLD)
     distributed.set_communicator(counting)
 
     @pyfront.compile
-    def averaged_step(w, g):
-        g = distributed.allreduce(g)
+    def averaged_twice(w, g):
+        for _ in range(2):
+            g = distributed.allreduce(g)
         return w - 0.5 * g
 
     w = np.ones(4)
     for _ in range(5):
-        w = averaged_step(w, np.full(4, float(distributed.rank() + 1)))
-    explained = pyfront.explain(averaged_step)
+        w = averaged_twice(w, np.full(4, float(distributed.rank() + 1)))
+    explained = pyfront.explain(averaged_twice)
     report(w=w.tolist(), allreduces=counting.counts.get("Iallreduce", 0),
            agreements=counting.counts.get("Iallgather", 0), calls=explained.calls,
            compiled=explained.compiled_calls, explain=str(explained))
+
+
+def local_step(w, x):
+    """A data-parallel step written by hand: the local gradient, its mean over the ranks, the update.
+    The branch after the collective reads this rank's shard: rank 1's shard of step 5 holds a value
+    below CLAMP, which breaks that part's speculation on rank 1 only."""
+    err = x @ w - 1.0
+    g = x.T @ err / len(x)
+    g = distributed.allreduce(g, op="mean")
+    if x.min() < CLAMP:
+        g = g * 0.5
+    return w - 0.1 * g, 0.5 * np.mean(err ** 2)
+
+
+def scenario_compiled_parts() -> None:
+    """`local_step` compiled: its parts around the allreduce run compiled on every rank, one collective per
+    call whatever ran compiled, and every step equals the interpreter's."""
+    from mpi4py import MPI
+
+    rng = np.random.default_rng(7 + distributed.rank())
+    shards = [rng.standard_normal((6, 4)) for _ in range(STEPS)]
+    shards[5][-1, -1] = CLAMP * 2 if distributed.rank() == 1 else 0.0
+    w, expected = np.zeros(4), []
+    for x in shards:  # the interpreter, first
+        w, loss_value = local_step(w, x)
+        expected.append((w, loss_value))
+    counting = CountingComm(MPI.COMM_WORLD)
+    distributed.set_communicator(counting)
+    step, w, difference = pyfront.compile(local_step), np.zeros(4), 0.0
+    for x, (w_expected, loss_expected) in zip(shards, expected):
+        w, loss_value = step(w, x)
+        difference = max(difference, float(np.abs(w - w_expected).max()), abs(loss_value - loss_expected))
+    explained = pyfront.explain(step)
+    parts = [part for _, part in explained.parts if part is not None]
+    report(difference=difference, allreduces=counting.counts.get("Iallreduce", 0), calls=explained.calls,
+           compiled=explained.compiled_calls, part_compiled=[p.compiled_calls for p in parts],
+           part_deopts=[p.deopts for p in parts])
 
 
 class CountingComm:

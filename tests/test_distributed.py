@@ -91,12 +91,23 @@ def test_parameters_that_diverge_are_resynchronized_from_rank_0():
                                  "from rank 0's; rank 0's are broadcast to every rank and the step is recomputed"]
 
 
-def test_allreduce_in_a_compiled_function_runs_in_the_interpreter_once_per_call():
+def test_allreduce_in_a_loop_of_a_compiled_function_runs_in_the_interpreter_once_per_call():
     for r in results("interpreted"):
         assert r["w"] == [1.0 - 5 * 0.5 * 1.5] * 4  # mean of 1 and 2 is 1.5, five steps of 0.5 * 1.5
         assert r["calls"] == 5 and r["compiled"] == 0
-        assert r["allreduces"] == 5 and r["agreements"] == 5  # exactly one collective (and its agreement) per call
+        assert r["allreduces"] == 10 and r["agreements"] == 10  # exactly one collective (and its agreement) each
         assert "pyfront.distributed.allreduce talks to the other MPI ranks" in r["explain"]
+
+
+def test_a_compiled_step_with_an_allreduce_in_the_middle_runs_compiled_on_every_rank():
+    ranks = results("compiled_parts")
+    for r in ranks:
+        assert r["difference"] < 1e-12  # each step equals the interpreter's
+        assert r["allreduces"] == r["calls"] == 8  # one collective per call, compiled or not
+        assert r["compiled"] > 0 and all(n > 0 for n in r["part_compiled"])
+    # Step 5 breaks rank 1's speculation in the part after the collective only: it deopts there (and
+    # re-runs that part in the interpreter) while rank 0 runs compiled, with no extra collective.
+    assert ranks[1]["part_deopts"][1] >= 1 and ranks[0]["part_deopts"] == [0, 0]
 
 
 def test_a_raising_step_raises_on_every_rank():
