@@ -873,7 +873,10 @@ class Builder:
         name = f"{self.prefix}{self.counter}"
         code = [f"{name} = {x.name} * 1.0", f"while np.abs({name}).max() > 1:", f"    {name} = {name} * 0.5"]
         env = self.env()
-        exec("\n".join(code), self.namespace, env)  # noqa: S102
+        try:
+            exec("\n".join(code), self.namespace, env)  # noqa: S102
+        except ValueError as e:  # the max of an empty array
+            raise Reject(str(e)) from None
         halvings = math.ceil(math.log2(max(x.bound, 1.0))) + 1
         self.new_var(env[name], summary(min(x.bound, 1.0), x.frac + halvings))
         self.lines += code
