@@ -36,7 +36,8 @@ def _load(name: str, as_name: str):
     return module
 
 
-# A scenario: (module) -> (the step function, a function from step number to its arguments).
+# A scenario: (module) -> (the step function, a function from step number to its arguments, and the
+# names of what pyfront compiles, "function" or "Class.method", when that is not the step itself).
 # The arguments hold the program's state (objects updated in place), built once per run.
 
 def _layer_mlp(m):
@@ -62,7 +63,7 @@ def _char_rnn(m):
         loss, state["h"] = m.train_step(inputs, targets, state["h"])
         return loss
 
-    return step, _windows(data, n, m.char_to_ix)
+    return step, _windows(data, n, m.char_to_ix), "train_step"
 
 
 def _windows(data: str, n: int, index: dict) -> Callable[[int], tuple[list, list]]:
@@ -95,7 +96,7 @@ def _lstm(m):
         loss, state["h"], state["C"] = m.train_step(inputs, targets, state["h"], state["C"])
         return loss
 
-    return step, _windows(data, n, m.char_to_idx)
+    return step, _windows(data, n, m.char_to_idx), "train_step"
 
 
 def _gan(m):
@@ -112,6 +113,34 @@ def _tree_net(m):
     return m.train_step, lambda i: (rnn, trees[2 * (i % 3):2 * (i % 3) + 2], 0.05)
 
 
+def _transformer(m):
+    rng = np.random.default_rng(0)
+    block, xs = m.TransformerBlock(32, 4, 64, rng), rng.normal(size=(4, 2, 10, 32))
+    return (lambda x: block.forward(x)), lambda i: (xs[i % 4],), "TransformerBlock.forward"
+
+
+def _corridor_states(n: int) -> list:
+    return [np.eye(n)[k] for k in range(n)]
+
+
+def _q_agent(m):
+    agent, states = m.QAgent(6, 2, seed=3), _corridor_states(6)
+
+    def step(s, s_next):
+        return agent.learn(s, agent.act(s), -0.01, s_next, False)
+
+    return step, lambda i: (states[i % 5], states[i % 5 + 1]), "QAgent.act", "QAgent.learn"
+
+
+def _actor_critic(m):
+    agent, states = m.ActorCritic(6, 2, seed=4), _corridor_states(6)
+
+    def step(s, s_next):
+        return agent.update(s, agent.act(s), -0.01, s_next, False)
+
+    return step, lambda i: (states[i % 5], states[i % 5 + 1]), "ActorCritic.act", "ActorCritic.update"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -121,6 +150,9 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "LSTM script (Adagrad)": ("lstm_scripts", _lstm),
     "GAN from scratch": ("gan_numpy", _gan),
     "recursive net over trees": ("tree_net", _tree_net),
+    "transformer block (forward)": ("transformer", _transformer),
+    "epsilon-greedy Q-learning": ("rl_agents", _q_agent),
+    "actor-critic (softmax policy)": ("rl_agents", _actor_critic),
 }
 
 
@@ -139,19 +171,30 @@ def measure(name: str, steps: int, repeats: int, warmup: int) -> dict:
     results = {}
     for label in ("numpy", "pyfront"):
         module = _load(module_name, f"bench_corpus_{module_name}_{label}")
-        step, args = scenario(module)
+        step, args, *targets = scenario(module)
         if label == "pyfront":
-            if step.__module__ == module.__name__:
-                step = compiled = pyfront.compile(step)
-            else:  # a wrapper of the scenario's (the RNNs' hidden state): compile what it calls
-                module.train_step = compiled = pyfront.compile(module.train_step)
+            if not targets:
+                step = pyfront.compile(step)
+                compiled = [step]
+            else:  # the scenario's wrapper (the RNNs' hidden state, an agent's act-and-learn): compile what it calls
+                compiled = [_compile_in(module, target) for target in targets]
         for i in range(warmup):
             step(*args(i))
         results[label] = _time(step, args, steps, repeats, warmup)
         if label == "pyfront":
-            report = pyfront.explain(compiled)
-            results["share"] = report.compiled_calls / max(1, report.calls - report.profiled_calls)
+            reports = [pyfront.explain(c) for c in compiled]
+            results["share"] = (sum(r.compiled_calls for r in reports)
+                                / max(1, sum(r.calls - r.profiled_calls for r in reports)))
     return results
+
+
+def _compile_in(module, target: str):
+    """Compile `module`'s function or method `target` ("f" or "Class.method") in place; returns it."""
+    *owner, name = target.split(".")
+    holder = getattr(module, owner[0]) if owner else module
+    compiled = pyfront.compile(getattr(holder, name))
+    setattr(holder, name, compiled)
+    return compiled
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,18 +2,26 @@
 
 Assumes: guards sit in the function's entry block (straight-line code).
 Guarantees: no `pyfront.guard` remains. A function with N guards returns one
-more value, a `tensor<Nxi8>` (1 = held; i8 because IREE mishandles i1 in
-`tensor.from_elements`) of the guard conditions in program order, with
-output path `guards`; `pyfront.guards` on the function lists each guard as
-[kind, site, reason]. The runtime commits state and returns results only when
-every flag is true; otherwise it re-runs the call in the interpreter and
-blames the guards whose flags are false.
+more value, a `tensor<Nxi8>` (1 = held) of the guard conditions in program
+order, with output path `guards`; `pyfront.guards` on the function lists each
+guard as [kind, site, reason]. The runtime commits state and returns results
+only when every flag is true; otherwise it re-runs the call in the
+interpreter and blames the guards whose flags are false.
+
+The flags are gathered by one `linalg.generic` over the 0-d condition
+tensors (an i1 condition, computed on the host from sizes, becomes one
+first), so they stay where they were computed and the runtime reads them all
+at once after the call. (Extracting each condition to a scalar made IREE read
+it back to the host in the middle of the call: a wait per guard.)
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import arith, ir, tensor, walk
+from pyfront.dialects.mlir import arith, ir, linalg, tensor, walk
+from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import is_tensor
 from pyfront.passes.funcs import functions, output_paths, return_op, set_results
 from pyfront.passes.registry import register_pass
@@ -29,14 +37,8 @@ def lower_guards(module: ir.Operation) -> None:
         if not guards:
             continue
         ret = return_op(fn)
-        i8 = ir.IntegerType.get_signless(8)
-        conds = []
         with ir.InsertionPoint(ret), ret.location:
-            for g in guards:
-                c = GUARD.view(g).cond
-                c = tensor.extract(c, []) if is_tensor(c.type) else c
-                conds.append(arith.extui(i8, c))
-            flags = tensor.from_elements(ir.RankedTensorType.get([len(conds)], i8), conds)
+            flags = _flags([GUARD.view(g).cond for g in guards])
         fn.attributes["pyfront.guards"] = ir.ArrayAttr.get([
             ir.ArrayAttr.get([ir.StringAttr.get(getattr(GUARD.view(g), a)) for a in ("kind", "site", "reason")])
             for g in guards
@@ -44,6 +46,26 @@ def lower_guards(module: ir.Operation) -> None:
         set_results(fn, list(ret.operands) + [flags], output_paths(fn) + ["guards"])
         for g in guards:
             g.erase()
+
+
+def _flags(conds: list[ir.Value]) -> ir.Value:
+    """tensor<Nxi8>: element k is 1 where condition k (a 0-d tensor<i1> or an i1) holds."""
+    i8 = ir.IntegerType.get_signless(8)
+    # (An i1 goes in as an i8: IREE mishandles i1 in tensor.from_elements.)
+    tensors = [c if is_tensor(c.type) else tensor.from_elements(ir.RankedTensorType.get([], i8), [arith.extui(i8, c)])
+               for c in conds]
+
+    def pick(args: list[ir.Value]) -> ir.Value:
+        k = linalg.IndexOp(0).result
+        flags = [f if f.type == i8 else arith.extui(i8, f) for f in args[:-1]]
+        value = flags[-1]
+        for i in range(len(flags) - 2, -1, -1):
+            value = arith.select(arith.cmpi(arith.CmpIPredicate.eq, k, emit.index(i)), flags[i], value)
+        return value
+
+    (flags,) = emit.generic(tensors, [emit.scalar_map(1)] * len(tensors), [emit.empty([len(conds)], np.int8)],
+                            [emit.projection_map(1, [0])], [emit.PARALLEL], pick)
+    return flags
 
 
 def _nested_guards(fn: ir.Operation) -> list[ir.Operation]:
