@@ -845,10 +845,21 @@ class Builder:
         (e1, s1, m1), (e2, s2, m2) = self.candidate("binary"), self.candidate("unary")
         if np.shape(s1) != np.shape(s2) or s1.dtype != s2.dtype or type(s1) is not type(s2):
             raise Reject("branches differ")
+        same = [v for v in self.vars if not v.const and v.name.isidentifier() and type(v.sample) is type(s1)
+                and np.shape(v.sample) == np.shape(s1) and v.sample.dtype == s1.dtype]
+        kept = self.pick(same) if same and self.draw(st.booleans()) else None
+        if kept is not None:
+            # One side keeps an existing value itself (an argument, say): after the branch the name is
+            # that very object on one path and a new array on the other.
+            e1, s1, m1 = kept.name, kept.sample, {"bound": kept.bound, "rel": kept.rel, "abs": kept.abs,
+                                                  "nonneg": kept.nonneg, "frac": kept.frac}
         taken = bool(eval(cond, self.namespace, self.env()))
         meta = {"bound": max(m1["bound"], m2["bound"]), "rel": max(m1["rel"], m2["rel"]),
                     "abs": max(m1["abs"], m2["abs"]), "nonneg": m1["nonneg"] and m2["nonneg"],
                     "frac": None if m1["frac"] is None or m2["frac"] is None else max(m1["frac"], m2["frac"])}
+        if kept is not None:  # writes into one show in the other, on the path that kept it
+            meta |= {"base": kept.base or kept.name, "caller": kept.caller, "transposed": kept.transposed,
+                     "data_shaped": kept.data_shaped, "computed_view": kept.computed_view}
         v = self.new_var(s1 if taken else s2, meta)
         self.lines += [f"if {cond}:", f"    {v.name} = {e1}", "else:", f"    {v.name} = {e2}"]
 
