@@ -4,17 +4,18 @@
 
 /// A float argument that an op reads is guarded to hold no subnormal: per
 /// element zero or |x| >= the smallest normal (UGE: NaN passes), as i8
-/// flags, their min, cast to bool. An int argument, and a float argument
-/// only returned, are not checked.
+/// flags whose min one reduction generic takes (one dispatch), cast to bool.
+/// An int argument, and a float argument only returned, are not checked.
 
 // CHECK-LABEL: func.func @reads_float
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf64>, %[[N:.*]]: tensor<4xi32>, %[[Y:.*]]: tensor<4xf32>)
-// CHECK:         %[[F:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4xf64>) outs(%{{.*}} : tensor<4xi8>)
+// CHECK:         %[[ONE:.*]] = linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : tensor<i8>)
+// CHECK:         %[[LEAST:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[X]] : tensor<4xf64>) outs(%[[ONE]] : tensor<i8>)
 // CHECK:           arith.cmpf oeq
 // CHECK:           math.absf
 // CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f64
-// CHECK:         %[[LEAST:.*]] = "pyfront.min"(%[[F]]) {axes = array<i64: 0>, keepdims = false}
-// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
+// CHECK:           arith.minsi
+// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
 // CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value", reason = "no subnormal float in arg0 (IREE's CPU code reads subnormals as zero)"
 // CHECK-NOT:     "pyfront.guard"
 // CHECK:         "pyfront.exp"(%[[X]])

@@ -10,8 +10,8 @@ Results that IREE flushes are NaN-marked by the primitives
 - each float argument of a function (the call's inputs, Python state reads
   after `lower-deferred-state`, Python floats passed at run time) that some
   op reads is guarded to hold no subnormal: an element is zero, NaN, or at
-  least the smallest normal in magnitude. The check is one elementwise
-  generic of i8 flags and a `min` per argument, like guard-fp-events'. A
+  least the smallest normal in magnitude. The check is one reduction generic
+  per argument, the min of its elements' i8 flags (one dispatch). A
   failure deopts (kind "value"; the interpreter answers);
 - a float constant holding a subnormal (a literal such as 5e-324) is
   refused with `Unsupported` naming its line: compiled code would read it as
@@ -80,16 +80,18 @@ def _holds_no_subnormal(x: ir.Value) -> ir.Value:
     smallest_normal = float(np.finfo(tensor_dtype(x.type)).smallest_normal)
     i8 = ir.IntegerType.get_signless(8)
 
-    def ok(args):
-        (value,) = args
+    def ok(value):
         zero = arith.cmpf(arith.CmpFPredicate.OEQ, value, arith.constant(value.type, 0.0))
         # UGE: NaN passes too (NumPy and IREE agree on it).
         normal = arith.cmpf(arith.CmpFPredicate.UGE, math.absf(value), arith.constant(value.type, smallest_normal))
         return arith.extui(i8, arith.ori(zero, normal))
 
-    flags = emit.elementwise([x], shape_of(x.type), I8, ok)
     rank = len(shape_of(x.type))
-    least = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
+    if rank:  # the predicates and their min in one generic: one dispatch per argument
+        (least,) = emit.reduction(x, range(rank), [emit.fill(1, [], I8)],
+                                  lambda args: arith.minsi(args[1], ok(args[0])))
+    else:
+        least = emit.elementwise([x], (), I8, lambda args: ok(args[0]))
     return apply("astype", least, dtype="bool")
 
 
