@@ -111,6 +111,7 @@ from iree import runtime as ireert
 from pyfront.interrupts import asynchronous_cause
 from pyfront.runtime import disk_cache
 from pyfront.runtime.compiler_process import CompilerFailed, CompileTimeout, run_compiler
+from pyfront.runtime.memory_spans import MemorySpans
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
 __all__ = [
@@ -777,13 +778,13 @@ class _Function:
             pool = self._rebind()
         device, allocator, table = self._device, self._allocator, self._resident
         args = _VariantList(len(inputs) + len(self._storage))
-        spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
+        spans = MemorySpans()  # memory the caller sees: resident results must not overlap it
         for x in inputs:
             entry = table.get(id(x))
             if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
                     and x.flags.c_contiguous):
                 args.push_ref(entry.buffer_view.ref)  # the array's own memory: no upload
-                spans.append((entry.start, entry.end))
+                spans.add(entry.start, entry.end)
                 continue
             x = np.asarray(x, order="C")  # copies only non-contiguous inputs
             et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
@@ -858,16 +859,16 @@ class _Function:
                 # IREE aliased the result onto the storage (hal.tensor.alias): its
                 # memory is the reused array's, which is already resident.
                 if (mode == RESIDENT and bv.get_buffer() == entry.buffer_view.get_buffer()
-                        and not any(entry.start < e and s < entry.end for s, e in spans)):
-                    spans.append((entry.start, entry.end))
+                        and not spans.overlaps(entry.start, entry.end)):
+                    spans.add(entry.start, entry.end)
                     results.append(array)
                     continue
             mapped = bv.map().asarray(bv.shape, dtype)
             if mode == RESIDENT and may_reside and mapped.nbytes:
                 start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
                 end = start + mapped.nbytes
-                if not any(start < e and s < end for s, e in spans):
-                    spans.append((start, end))
+                if not spans.overlaps(start, end):
+                    spans.add(start, end)
                     resident = np.asarray(_MappingOwner(mapped))
                     _Resident(resident, table, bv, start, end)
                     results.append(resident)
