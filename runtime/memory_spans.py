@@ -9,12 +9,23 @@ that overlap become their union) and sorted by start, so the stored ranges are
 disjoint and only the two neighbours of a query's insertion point can overlap
 it. Ranges are half-open and non-empty (start < end: the callers' arrays have
 bytes); ranges that merely touch do not overlap (as `s1 < e2 and s2 < e1`,
-the test this replaces).
+the test this replaces). `all_disjoint` is the sweep that lets the call path
+skip the set altogether when nothing overlaps.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable
+from itertools import chain
+from operator import le
+
+
+def all_disjoint(spans: list[tuple[int, int]]) -> bool:
+    """Whether no two of `spans` overlap (sorts `spans`): sorted by start, each ends by the next's start."""
+    spans.sort()
+    bounds = list(chain.from_iterable(spans))  # start0, end0, start1, end1, ...
+    return all(map(le, bounds[1:-1:2], bounds[2::2]))
 
 
 class MemorySpans:
@@ -22,9 +33,11 @@ class MemorySpans:
 
     __slots__ = ("_ends", "_starts")
 
-    def __init__(self) -> None:
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
         self._starts: list[int] = []
         self._ends: list[int] = []
+        for start, end in spans:
+            self.add(start, end)
 
     def overlaps(self, start: int, end: int) -> bool:
         """Whether [start, end) shares an address with a stored range."""

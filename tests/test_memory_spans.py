@@ -2,7 +2,7 @@
 
 import random
 
-from pyfront.runtime.memory_spans import MemorySpans
+from pyfront.runtime.memory_spans import MemorySpans, all_disjoint
 
 
 def _naive_overlaps(spans: list, start: int, end: int) -> bool:
@@ -30,3 +30,14 @@ def test_touching_ranges_do_not_overlap():
     assert not spans.overlaps(8, 16) and spans.overlaps(7, 9) and spans.overlaps(15, 17)
     spans.add(8, 16)
     assert spans.overlaps(10, 11) and not spans.overlaps(24, 30)
+
+
+def test_all_disjoint_matches_pairwise_overlap():
+    rng = random.Random(15)
+    for _ in range(2000):
+        spans = []
+        for _ in range(rng.randint(0, 8)):
+            start = rng.randint(0, 60)
+            spans.append((start, start + rng.randint(1, 12)))
+        want = not any(_naive_overlaps(spans[:i] + spans[i + 1:], *s) for i, s in enumerate(spans))
+        assert all_disjoint(list(spans)) == want, spans
