@@ -602,7 +602,7 @@ class _Resident(weakref.ref):
     (unless a later array with the same id replaced it).
     """
 
-    __slots__ = ("buffer_view", "dtype", "key", "ref", "shape", "span", "strides", "table", "weakrefs")
+    __slots__ = ("buffer", "buffer_view", "dtype", "key", "ref", "shape", "span", "strides", "table", "weakrefs")
 
     def __new__(cls, array: np.ndarray, *_):
         return super().__new__(cls, array, _forget)
@@ -610,7 +610,9 @@ class _Resident(weakref.ref):
     def __init__(self, array: np.ndarray, table: dict, buffer_view, start: int, end: int):
         super().__init__(array, _forget)
         self.table, self.buffer_view, self.span = table, buffer_view, (start, end)
-        self.ref = buffer_view.ref  # what a call that passes the array pushes (made once)
+        # Made once, not per call: what a call passing the array pushes, and what a result aliased
+        # onto its memory has as its buffer.
+        self.ref, self.buffer = buffer_view.ref, buffer_view.get_buffer()
         self.shape, self.dtype, self.strides, self.key = array.shape, array.dtype, array.strides, id(array)
         self.weakrefs = weakref.getweakrefcount(array)  # this one: see result_storage
         table[self.key] = self
@@ -629,6 +631,7 @@ class _MappingOwner:
     """
 
     __slots__ = ("__array_interface__", "_mapped")
+    base = None  # where result_storage.only_the_callers's walk down `.base` ends (no AttributeError raised)
 
     def __init__(self, mapped: np.ndarray):
         self._mapped = mapped
@@ -880,7 +883,7 @@ class _Function:
             if kept is not None:
                 # IREE aliased the result onto the storage (hal.tensor.alias): its
                 # memory is the reused array's, which is already resident.
-                if mode == RESIDENT and bv.get_buffer() == kept[1].buffer_view.get_buffer():
+                if mode == RESIDENT and bv.get_buffer() == kept[1].buffer:
                     claims.append(kept[1].span)
                     pending.append((i, bv, dtype, None, kept))
                     continue

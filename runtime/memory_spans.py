@@ -17,15 +17,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from itertools import chain
 from operator import le
 
 
 def all_disjoint(spans: list[tuple[int, int]]) -> bool:
-    """Whether no two of `spans` overlap (sorts `spans`): sorted by start, each ends by the next's start."""
-    spans.sort()
-    bounds = list(chain.from_iterable(spans))  # start0, end0, start1, end1, ...
-    return all(map(le, bounds[1:-1:2], bounds[2::2]))
+    """Whether no two of `spans` overlap.
+
+    Starts and ends are sorted apart (ints sort much faster than tuples): the
+    spans are disjoint exactly when each end, in order, is at most the next
+    start (then no address lies in two spans: at any address, the spans begun
+    exceed the spans ended by at most one).
+    """
+    if len(spans) < 2:
+        return True
+    starts, ends = map(sorted, zip(*spans))
+    return all(map(le, ends, starts[1:]))
 
 
 class MemorySpans:
