@@ -1,6 +1,7 @@
 """Per-call overhead of a compiled call: a trivial function, compiled, against the bare IREE call.
 
-    python bench/call_overhead.py [--rounds 21] [--calls 2000] [--backends cpu-sync,cpu] [--size 8]
+    python -m bench.call_overhead [--rounds 21] [--calls 2000] [--backends cpu-sync,cpu] [--size 8]
+                                  [--threads 1] [--json out.json]
 
 `x + 1.0` on a small float32 array, compiled by pyfront; then the same
 variant's IREE function called four ways, each timed as the median over
@@ -16,20 +17,18 @@ noisy neighbour slows all of them alike):
   guards, upload, call, guard flags, results).
 
 The table gives each time and its ratio to the bare VM call: issue 14's
-target is pyfront <= 2x. `python -m bench` prints the same row
-(bench/report.py, "Trivial call overhead").
+target is pyfront <= 2x. `python -m bench` runs this in a fresh process with
+its thread settings (bench/threads.py) and reports it as the "Trivial call
+overhead" table (bench/report.py); `--json` writes the medians for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections.abc import Callable
-
-import numpy as np
-
-import pyfront
 
 WAYS = ("numpy", "bare VM call", "iree.runtime", "pyfront")
 
@@ -44,9 +43,11 @@ def _the_variant(compiled):
     return variant
 
 
-def calls(backend: str, x: np.ndarray) -> dict[str, Callable[[], object]]:
-    """One zero-argument callable per way of making the trivial call on `backend`."""
+def calls(backend: str, x) -> dict[str, Callable[[], object]]:
+    """One zero-argument callable per way of making the trivial call on `backend` (`x`: the array)."""
     from iree import runtime as ireert
+
+    import pyfront
 
     compiled = pyfront.compile(add_one, backend=backend)
     for _ in range(compiled.config.profile_calls + 2):
@@ -91,6 +92,8 @@ def medians(ways: dict[str, Callable[[], object]], rounds: int, n: int) -> dict[
 
 def measure(backend: str, rounds: int = 21, n: int = 2000, size: int = 8) -> dict[str, float]:
     """Median seconds per trivial call of each of WAYS on `backend`."""
+    import numpy as np
+
     return medians(calls(backend, np.ones(size, np.float32)), rounds, n)
 
 
@@ -100,14 +103,24 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--backends", default="cpu-sync,cpu")
     parser.add_argument("--size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=1, help="as python -m bench sets them (bench/threads.py)")
+    parser.add_argument("--json", help="also write {backend: {way: median seconds}} here")
     opts = parser.parse_args()
+    from bench import threads
+
+    threads.configure_env(opts.threads)  # before NumPy loads
+    threads.configure_loaded("pyfront", opts.threads)
+    measured = {}
     print(f"x + 1.0 on float32[{opts.size}]: median of {opts.rounds} rounds x {opts.calls} calls; "
           "ratio to the bare VM call")
     print(f"{'backend':<10}" + "".join(f"{w:>22}" for w in WAYS))
     for backend in opts.backends.split(","):
-        t = measure(backend, opts.rounds, opts.calls, opts.size)
+        t = measured[backend] = measure(backend, opts.rounds, opts.calls, opts.size)
         bare = t["bare VM call"]
         print(f"{backend:<10}" + "".join(f"{t[w] * 1e6:>10.2f} us ({t[w] / bare:5.2f}x)" for w in WAYS))
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"size": opts.size, "rounds": opts.rounds, "calls": opts.calls, "medians": measured}, f)
 
 
 if __name__ == "__main__":
