@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from pyfront.dialects.state_path import Path
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.layout import c_ordered
 from pyfront.runtime.host_draws import bit_generator_type
 from pyfront.specialize import (ArraySpec, ConstSpec, GeneratorSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec,
@@ -73,6 +74,49 @@ class IdentityGuard:
         what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}",
                 "static": f"attribute {self.name!r}", "cell": f"closure variable {self.name!r}"}
         return f"{what[self.kind]} is the same object as at compile time"
+
+
+def first_changed(guards: list[IdentityGuard]) -> Callable[[], IdentityGuard | None]:
+    """A function returning the first of `guards` (in order) that fails now, or None.
+
+    Built once per variant. The guards that read plain attributes or dict items
+    of one container are read together, by one `operator.attrgetter` or
+    `operator.itemgetter` call, and compared by identity in C; only when one of
+    those reads fails or raises are the guards checked one by one, in order (the
+    one reported, and any exception, are then exactly as without batching).
+    """
+    grouped: dict[tuple[str, int], list[IdentityGuard]] = {}
+    for g in guards:
+        if g.kind in ("attr", "item"):
+            grouped.setdefault((g.kind, id(g.container)), []).append(g)
+    batches, singles = [], [g.check for g in guards if g.kind not in ("attr", "item")]
+    for (kind, _), group in grouped.items():
+        if len(group) == 1:  # (a getter of one name returns the value, not a tuple)
+            singles.append(group[0].check)
+            continue
+        names = [g.name for g in group]
+        getter = operator.attrgetter(*names) if kind == "attr" and not any("." in n for n in names) else (
+            operator.itemgetter(*names) if kind == "item" else None)
+        if getter is None:
+            singles.extend(g.check for g in group)
+        else:
+            batches.append((getter, group[0].container, tuple(g.expected for g in group)))
+
+    def all_hold() -> bool:
+        for read, container, expected in batches:
+            if not all(map(operator.is_, read(container), expected)):
+                return False
+        return all(holds() for holds in singles)
+
+    def first_failure() -> IdentityGuard | None:
+        try:
+            if all_hold():
+                return None
+        except Exception as e:  # noqa: BLE001 - a missing name or a raising read: checked one by one below
+            reraise_if_asynchronous(e)
+        return next((g for g in guards if not g.check()), None)
+
+    return first_failure
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,7 +39,7 @@ from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
 from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_committer, make_resolver,
                                      tree_builder)
 
-from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard
+from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
 from pyfront.interrupts import reraise_if_asynchronous
 
 
@@ -109,7 +109,7 @@ class Variant:
     _inputs: list = field(default_factory=list, repr=False)
     _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
     _host_draws: HostDraws | None = field(default=None, repr=False)
-    _identity_checks: list = field(default_factory=list, repr=False)  # (IdentityGuard.check, guard)
+    _first_changed: Any = field(default=None, repr=False)  # guards.first_changed of identity_guards
     _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.check, guard)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
@@ -136,7 +136,7 @@ class Variant:
         self._inputs = [_drawn_later if i in drawn_inputs else make_resolver(Path.parse(p), fn)
                         for i, p in enumerate(self.input_paths)]
         self._host_draws = HostDraws(self.draws, fn)
-        self._identity_checks = [(g.check, g) for g in self.identity_guards]
+        self._first_changed = first_changed(self.identity_guards)
         self._state_checks = [(make_resolver(g.path, fn), g.check, g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
@@ -198,9 +198,9 @@ class Variant:
         Reads state only: nothing runs and nothing is mutated, so a dispatcher may
         try several variants' entry guards before running one (pyfront/variant_group.py).
         """
-        for holds, g in self._identity_checks:
-            if not holds():
-                return Deopt("state", g.site, f"changed: {g.describe()}")
+        changed = self._first_changed()
+        if changed is not None:
+            return Deopt("state", changed.site, f"changed: {changed.describe()}")
         for resolve, holds_for, g in self._state_checks:
             try:
                 value = resolve(args)
