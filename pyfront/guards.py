@@ -80,16 +80,19 @@ def first_changed(guards: list[IdentityGuard]) -> Callable[[], IdentityGuard | N
     """A function returning the first of `guards` (in order) that fails now, or None.
 
     Built once per variant. The guards that read plain attributes or dict items
-    of one container are read together, by one `operator.attrgetter` or
-    `operator.itemgetter` call, and compared by identity in C; only when one of
+    of one container (and expect one, not its absence) are read together, by one
+    `operator.attrgetter` or `operator.itemgetter` call, and compared by identity in C; only when one of
     those reads fails or raises are the guards checked one by one, in order (the
     one reported, and any exception, are then exactly as without batching).
     """
+    def batched(g: IdentityGuard) -> bool:  # (a guarded absence, e.g. of a builtin's name in globals, would raise)
+        return g.kind in ("attr", "item") and g.expected is not MISSING
+
     grouped: dict[tuple[str, int], list[IdentityGuard]] = {}
     for g in guards:
-        if g.kind in ("attr", "item"):
+        if batched(g):
             grouped.setdefault((g.kind, id(g.container)), []).append(g)
-    batches, singles = [], [g.check for g in guards if g.kind not in ("attr", "item")]
+    batches, singles = [], [g.check for g in guards if not batched(g)]
     for (kind, _), group in grouped.items():
         if len(group) == 1:  # (a getter of one name returns the value, not a tuple)
             singles.append(group[0].check)

@@ -44,3 +44,21 @@ def test_an_exception_while_reading_is_raised_as_by_the_guard_that_reads():
     del obj.q
     with pytest.raises(ValueError, match="read"):
         first_changed(guards)()
+
+
+def test_guarded_absences_hold_without_the_one_by_one_fallback():
+    class Globals(dict):  # counts the one-by-one reads (IdentityGuard "item" checks use .get)
+        gets = 0
+
+        def get(self, key, default=None):
+            Globals.gets += 1
+            return super().get(key, default)
+
+    namespace = Globals(x=object(), y=object())
+    guards = _guards(namespace, "item", ["x", "y", "isinstance"])  # 'isinstance' is absent: MISSING expected
+    check = first_changed(guards)
+    Globals.gets = 0
+    assert check() is None
+    assert Globals.gets == 1  # only the absence is checked on its own: x and y held as one batch
+    namespace["isinstance"] = isinstance
+    assert check() is guards[2]
