@@ -109,7 +109,10 @@ def first_changed(guards: list[IdentityGuard]) -> Callable[[], IdentityGuard | N
         for read, container, expected in batches:
             if not all(map(operator.is_, read(container), expected)):
                 return False
-        return all(holds() for holds in singles)
+        for holds in singles:
+            if not holds():
+                return False
+        return True
 
     def first_failure() -> IdentityGuard | None:
         try:
