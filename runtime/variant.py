@@ -15,6 +15,14 @@ values the result or a print shows are copies, and outputs that nothing
 reads (the `store:` output of a path whose commit tree names another output)
 are not copied at all.
 
+What a call can derive from the variant alone is derived once, when the
+variant is built (`__post_init__`), not per call: the readers of its input and
+state paths (results.make_resolver), its entry checks with their kinds decided
+(guards.first_changed, StateGuard.check), a builder per result, print, store
+and written-array tree (results.tree_builder), each output's mode, and which
+effects are warnings that could raise. A call then only reads what can change:
+the state behind the paths, the guards' objects, the outputs.
+
 Result storage (passes/bind_result_storage.py): after a commit, the array each
 bound state slot held before it (the call's input of that path) is kept, one
 per storage argument, and handed to the next call as that result's storage
