@@ -142,7 +142,8 @@ class StateGuard:
         s = self.spec
         if isinstance(s, ArraySpec):
             dtype, shape = s.dtype, s.shape
-            return lambda v: type(v) is np.ndarray and v.dtype == dtype and v.shape == shape and c_ordered(v)
+            return lambda v: (type(v) is np.ndarray and v.dtype == dtype and v.shape == shape
+                              and (v.flags.c_contiguous or c_ordered(v)))  # (the usual case without a call)
         if isinstance(s, (ObjectSpec, ScalarSpec)):
             cls = s.type
             if cls is int:
