@@ -874,19 +874,18 @@ class _Function:
                 results.append(self._scalar_result(out, i))
                 continue
             results.append(None)
+            kept = reused.pop(i, None)  # (none where results are staged: storage needs shared memory)
+            if kept is not None and mode == RESIDENT and bv.get_buffer() == kept[1].buffer:
+                # IREE aliased the result onto the storage (hal.tensor.alias): its memory
+                # is the reused array's, which is already resident, of the result's dtype.
+                claims.append(kept[1].span)
+                pending.append((i, bv, kept[1].dtype, None, kept))
+                continue
             et = bv.element_type
             dtype = _NP_TYPES.get(et) or _np_type(et)
             if self._import_alignment:
                 staged.append((i, bv, dtype))
                 continue
-            kept = reused.pop(i, None)
-            if kept is not None:
-                # IREE aliased the result onto the storage (hal.tensor.alias): its
-                # memory is the reused array's, which is already resident.
-                if mode == RESIDENT and bv.get_buffer() == kept[1].buffer:
-                    claims.append(kept[1].span)
-                    pending.append((i, bv, dtype, None, kept))
-                    continue
             mapped = bv.map().asarray(bv.shape, dtype)
             if mode == RESIDENT and may_reside and mapped.nbytes:
                 start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
