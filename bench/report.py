@@ -202,6 +202,7 @@ def write_markdown(results: dict) -> str:
         if program["guard_failure"]:
             out.append(f"- {name}: {program['guard_failure']}")
     out += ["", *_relative_table(results, systems, "guard_failure_s", "after_guard_failure_s", notes), ""]
+    out += [*_call_overhead_table(results.get("call_overhead")), ""]
     out += ["## Library start-up per process", "",
             ("Compiling and running a trivial function once: paid by every new process "
             "before the first-call times above."), "",
@@ -213,6 +214,25 @@ def write_markdown(results: dict) -> str:
         out += ["", "## Notes", ""]
         out += [f"{i}. {text}" for i, text in enumerate(notes.texts, 1)]
     return "\n".join(out) + "\n"
+
+
+def _call_overhead_table(overhead: dict | None) -> list[str]:
+    """The trivial-call row per pyfront backend (bench/call_overhead.py's medians)."""
+    if not overhead:
+        return []
+    out = ["## Trivial call overhead", ""]
+    if "error" in overhead:
+        return out + [f"Not measured: {overhead['error']}"]
+    out += [(f"`x + 1.0` on float32[{overhead['size']}], median of {overhead['rounds']} rounds of "
+             f"{overhead['calls']} calls (bench/call_overhead.py); in parentheses the ratio to the bare VM "
+             "call: `VmContext.invoke` of the same compiled function on a prebuilt argument list. "
+             "iree.runtime: the module through iree.runtime's own function invoker."), "",
+            "| backend | NumPy | bare VM call | iree.runtime | pyfront | pyfront vs NumPy |", "|---|---|---|---|---|---|"]
+    for backend, t in overhead["medians"].items():
+        bare = t["bare VM call"]
+        cells = [f"{fmt_time(t[w])} ({t[w] / bare:.2f}×)" for w in ("numpy", "bare VM call", "iree.runtime", "pyfront")]
+        out.append(f"| {backend} | {' | '.join(cells)} | {fmt_ratio(t['numpy'] / t['pyfront'])} |")
+    return out
 
 
 def write_chart(results: dict, path: Path) -> None:

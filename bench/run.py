@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     opts = parser.parse_args(argv)
 
     from bench.program import load_programs
-    from bench.report import write_chart, write_markdown
+    from bench.report import PYFRONTS, write_chart, write_markdown
     from bench.systems import MODULES, SYSTEMS
     from bench.threads import describe
 
@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> None:
             ran = [p for p in programs if ran_in(record, p.name)]
             if system != "numpy" and ran:  # warm start of what the cold run compiled
                 merge(results, system, "warm", run_worker(system, "warm", ran, cache_dir, opts, budget, scratch))
+        backends = [SYSTEMS[s]().backend for s in systems if s in PYFRONTS]
+        if backends:
+            results["call_overhead"] = run_call_overhead(backends, opts, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     results["meta"]["wall_s"] = time.perf_counter() - started
@@ -120,6 +123,24 @@ def run_worker(system, mode, programs, cache_dir, opts, budget, scratch) -> dict
         return json.loads(out.read_text())
     tail = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()][-1:] or [""]
     return {"error": f"worker failed ({rc}): {tail[0][:200]}"}
+
+
+def run_call_overhead(backends: list[str], opts, scratch) -> dict:
+    """bench/call_overhead.py in a fresh process: {"medians": {backend: {way: seconds}}, ...} or {"error": ...}."""
+    out = scratch / "call_overhead.json"
+    cmd = [sys.executable, "-m", "bench.call_overhead", "--backends", ",".join(backends),
+           "--threads", str(opts.threads), "--json", str(out)]
+    if opts.quick:
+        cmd += ["--rounds", "3", "--calls", "200"]
+    print("[bench] trivial call overhead ...", file=sys.stderr, flush=True)
+    try:
+        done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False, timeout=opts.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {opts.timeout:.0f} s"}
+    if done.returncode == 0 and out.exists():
+        return json.loads(out.read_text())
+    tail = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()][-1:] or [""]
+    return {"error": f"bench.call_overhead failed ({done.returncode}): {tail[0][:200]}"}
 
 
 def ran_in(record: dict, program: str) -> bool:

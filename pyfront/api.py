@@ -237,7 +237,7 @@ class CompiledFunction:
 
     def _key(self, args: tuple) -> tuple:
         relaxed = self._relaxed
-        return tuple(key_of(a, relaxed.get(i)) for i, a in enumerate(args))
+        return tuple([key_of(a, relaxed.get(i)) for i, a in enumerate(args)])  # (cheaper than a generator, per call)
 
     def _relax(self, key: tuple, args: tuple) -> tuple:
         """Generalize arguments seen in several forms (lock held); returns the call's new key.

@@ -17,14 +17,17 @@ underflow, so it may only run when underflow is ignored.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pyfront.dialects.state_path import Path
+from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.layout import c_ordered
 from pyfront.runtime.host_draws import bit_generator_type
 from pyfront.specialize import (ArraySpec, ConstSpec, GeneratorSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec,
@@ -46,21 +49,80 @@ class IdentityGuard:
     site: str
 
     def holds(self) -> bool:
+        return self.check()
+
+    @functools.cached_property
+    def check(self) -> Callable[[], bool]:
+        """`holds`, its kind decided once (entry checks run it on every call)."""
+        container, name, expected = self.container, self.name, self.expected
         if self.kind == "item":
-            return self.container.get(self.name, MISSING) is self.expected
+            get = container.get
+            return lambda: get(name, MISSING) is expected
         if self.kind == "attr":
-            return getattr(self.container, self.name, MISSING) is self.expected
+            return lambda: getattr(container, name, MISSING) is expected
         if self.kind == "static":
-            return inspect.getattr_static(self.container, self.name, MISSING) is self.expected
-        try:
-            return self.container.cell_contents is self.expected
-        except ValueError:  # empty cell
-            return False
+            return lambda: inspect.getattr_static(container, name, MISSING) is expected
+
+        def cell_holds() -> bool:
+            try:
+                return container.cell_contents is expected
+            except ValueError:  # empty cell
+                return False
+        return cell_holds
 
     def describe(self) -> str:
         what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}",
                 "static": f"attribute {self.name!r}", "cell": f"closure variable {self.name!r}"}
         return f"{what[self.kind]} is the same object as at compile time"
+
+
+def first_changed(guards: list[IdentityGuard]) -> Callable[[], IdentityGuard | None]:
+    """A function returning the first of `guards` (in order) that fails now, or None.
+
+    Built once per variant. The guards that read plain attributes or dict items
+    of one container (and expect one, not its absence) are read together, by one
+    `operator.attrgetter` or `operator.itemgetter` call, and compared by identity in C; only when one of
+    those reads fails or raises are the guards checked one by one, in order (the
+    one reported, and any exception, are then exactly as without batching).
+    """
+    def batched(g: IdentityGuard) -> bool:  # (a guarded absence, e.g. of a builtin's name in globals, would raise)
+        return g.kind in ("attr", "item") and g.expected is not MISSING
+
+    grouped: dict[tuple[str, int], list[IdentityGuard]] = {}
+    for g in guards:
+        if batched(g):
+            grouped.setdefault((g.kind, id(g.container)), []).append(g)
+    batches, singles = [], [g.check for g in guards if not batched(g)]
+    for (kind, _), group in grouped.items():
+        if len(group) == 1:  # (a getter of one name returns the value, not a tuple)
+            singles.append(group[0].check)
+            continue
+        names = [g.name for g in group]
+        getter = operator.attrgetter(*names) if kind == "attr" and not any("." in n for n in names) else (
+            operator.itemgetter(*names) if kind == "item" else None)
+        if getter is None:
+            singles.extend(g.check for g in group)
+        else:
+            batches.append((getter, group[0].container, tuple(g.expected for g in group)))
+
+    def all_hold() -> bool:
+        for read, container, expected in batches:
+            if not all(map(operator.is_, read(container), expected)):
+                return False
+        for holds in singles:
+            if not holds():
+                return False
+        return True
+
+    def first_failure() -> IdentityGuard | None:
+        try:
+            if all_hold():
+                return None
+        except Exception as e:  # noqa: BLE001 - a missing name or a raising read: checked one by one below
+            reraise_if_asynchronous(e)
+        return next((g for g in guards if not g.check()), None)
+
+    return first_failure
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,26 +134,41 @@ class StateGuard:
     site: str
 
     def holds_for(self, value: Any) -> bool:
+        return self.check(value)
+
+    @functools.cached_property
+    def check(self) -> Callable[[Any], bool]:
+        """`holds_for`, its spec's kind decided once (entry checks run it on every call)."""
         s = self.spec
         if isinstance(s, ArraySpec):
-            return (type(value) is np.ndarray and value.dtype == s.dtype and value.shape == s.shape
-                    and c_ordered(value))
+            dtype, shape = s.dtype, s.shape
+            return lambda v: (type(v) is np.ndarray and v.dtype == dtype and v.shape == shape
+                              and (v.flags.c_contiguous or c_ordered(v)))  # (the usual case without a call)
         if isinstance(s, (ObjectSpec, ScalarSpec)):
-            return type(value) is s.type and (s.type is not int or -2 ** 63 <= value < 2 ** 63)
+            cls = s.type
+            if cls is int:
+                return lambda v: type(v) is int and -2 ** 63 <= v < 2 ** 63
+            return lambda v: type(v) is cls
         if isinstance(s, ConstSpec):
-            return value is s.value
+            const = s.value
+            return lambda v: v is const
         if isinstance(s, LengthSpec):
-            return container_type(value) in (list, tuple) and len(value) == s.length
+            length = s.length
+            return lambda v: container_type(v) in (list, tuple) and len(v) == length
         if isinstance(s, KeysSpec):
-            return container_type(value) is dict and len(value) == len(s.keys) and all(
-                type(a) is type(b) and a == b for a, b in zip(value, s.keys))
+            keys = s.keys
+            return lambda v: container_type(v) is dict and len(v) == len(keys) and all(
+                type(a) is type(b) and a == b for a, b in zip(v, keys))
         if isinstance(s, HasAttrSpec):
-            return has_plain_attr(value, s.name) is s.present
+            name, present = s.name, s.present
+            return lambda v: has_plain_attr(v, name) is present
         if isinstance(s, OwnAttrSpec):
-            return (s.name in getattr(value, "__dict__", {})) is s.present
+            name, present = s.name, s.present
+            return lambda v: (name in getattr(v, "__dict__", {})) is present
         if isinstance(s, GeneratorSpec):
-            return type(value) is s.type and bit_generator_type(value) is s.bit_generator
-        return False
+            cls, bits = s.type, s.bit_generator
+            return lambda v: type(v) is cls and bit_generator_type(v) is bits
+        return lambda v: False
 
     def describe(self) -> str:
         s = self.spec

@@ -154,7 +154,8 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     if relaxed is True and t in (tuple, list):
         return (t,) + tuple(key_of(v, True) for v in value)
     if t is np.ndarray:
-        layout.check_argument(value)  # compiled code keeps only C order
+        if not value.flags.c_contiguous:  # (C-contiguous is C order: the usual case needs no call)
+            layout.check_argument(value)  # compiled code keeps only C order
         if isinstance(relaxed, frozenset):
             return (t, value.dtype, relaxed_shape(value.shape, relaxed))
         return (t, value.dtype, value.shape)

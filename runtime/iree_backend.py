@@ -111,6 +111,7 @@ from iree import runtime as ireert
 from pyfront.interrupts import asynchronous_cause
 from pyfront.runtime import disk_cache
 from pyfront.runtime.compiler_process import CompilerFailed, CompileTimeout, run_compiler
+from pyfront.runtime.memory_spans import MemorySpans, all_disjoint
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
 __all__ = [
@@ -601,14 +602,17 @@ class _Resident(weakref.ref):
     (unless a later array with the same id replaced it).
     """
 
-    __slots__ = ("buffer_view", "dtype", "end", "key", "shape", "start", "strides", "table", "weakrefs")
+    __slots__ = ("buffer", "buffer_view", "dtype", "key", "ref", "shape", "span", "strides", "table", "weakrefs")
 
     def __new__(cls, array: np.ndarray, *_):
         return super().__new__(cls, array, _forget)
 
     def __init__(self, array: np.ndarray, table: dict, buffer_view, start: int, end: int):
         super().__init__(array, _forget)
-        self.table, self.buffer_view, self.start, self.end = table, buffer_view, start, end
+        self.table, self.buffer_view, self.span = table, buffer_view, (start, end)
+        # Made once, not per call: what a call passing the array pushes, and what a result aliased
+        # onto its memory has as its buffer.
+        self.ref, self.buffer = buffer_view.ref, buffer_view.get_buffer()
         self.shape, self.dtype, self.strides, self.key = array.shape, array.dtype, array.strides, id(array)
         self.weakrefs = weakref.getweakrefcount(array)  # this one: see result_storage
         table[self.key] = self
@@ -627,6 +631,7 @@ class _MappingOwner:
     """
 
     __slots__ = ("__array_interface__", "_mapped")
+    base = None  # where result_storage.only_the_callers's walk down `.base` ends (no AttributeError raised)
 
     def __init__(self, mapped: np.ndarray):
         self._mapped = mapped
@@ -775,37 +780,7 @@ class _Function:
         pool = self._pool
         if pool is None:
             pool = self._rebind()
-        device, allocator, table = self._device, self._allocator, self._resident
-        args = _VariantList(len(inputs) + len(self._storage))
-        spans = []  # (start, end) of memory the caller sees: resident results must not overlap it
-        for x in inputs:
-            entry = table.get(id(x))
-            if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
-                    and x.flags.c_contiguous):
-                args.push_ref(entry.buffer_view.ref)  # the array's own memory: no upload
-                spans.append((entry.start, entry.end))
-                continue
-            x = np.asarray(x, order="C")  # copies only non-contiguous inputs
-            et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
-            args.push_ref(
-                allocator.allocate_buffer_copy(_INPUT_MEMORY, _INPUT_USAGE, device, x, et).ref
-            )
-        reused = {}  # result index -> (resident array whose buffer is the result's storage, its entry)
-        for s, (spec, et) in enumerate(self._storage):
-            candidate = None
-            if storage is not None:
-                candidate, storage[s] = storage[s], None  # handed over: see result_storage
-            entry = None if candidate is None else table.get(id(candidate))
-            # As it was made (user code can set .shape, .strides, .dtype and .flags in place).
-            if (entry is not None and entry() is candidate and candidate.shape == spec.shape == entry.shape
-                    and candidate.dtype == spec.dtype == entry.dtype and candidate.strides == entry.strides
-                    and candidate.flags.writeable and only_the_callers(candidate, entry.weakrefs)):
-                reused[spec.index] = (candidate, entry)
-                args.push_ref(entry.buffer_view.ref)
-            else:
-                buffer = allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
-                args.push_ref(_BufferView(buffer, spec.shape, et).ref)
-            del candidate
+        args, seen, reused = self._arguments(inputs, storage)
         flight = object()
         in_flight = self._module._in_flight
         try:
@@ -834,9 +809,60 @@ class _Function:
         # arrays malloc then reuses their memory instead of faulting in fresh
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).
         del args
+        return self._results(out, modes, reused, seen)
+
+    def _arguments(self, inputs: Sequence, storage: list | None) -> tuple:
+        """(the call's argument list, the memory spans of its resident inputs, the reused storage).
+
+        `reused`: result index -> (resident array whose buffer is the result's storage, its entry).
+        """
+        device, allocator, table = self._device, self._allocator, self._resident
+        args = _VariantList(len(inputs) + len(self._storage))
+        seen = set()  # (start, end) of the resident inputs: memory the caller sees
+        for x in inputs:
+            entry = table.get(id(x))
+            if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
+                    and x.flags.c_contiguous):
+                args.push_ref(entry.ref)  # the array's own memory: no upload
+                seen.add(entry.span)
+                continue
+            x = np.asarray(x, order="C")  # copies only non-contiguous inputs
+            et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
+            args.push_ref(
+                allocator.allocate_buffer_copy(_INPUT_MEMORY, _INPUT_USAGE, device, x, et).ref
+            )
+        reused = {}
+        for s, (spec, et) in enumerate(self._storage):
+            candidate = None
+            if storage is not None:
+                candidate, storage[s] = storage[s], None  # handed over: see result_storage
+            entry = None if candidate is None else table.get(id(candidate))
+            # As it was made (user code can set .shape, .strides, .dtype and .flags in place).
+            if (entry is not None and entry() is candidate and candidate.shape == spec.shape == entry.shape
+                    and candidate.dtype == spec.dtype == entry.dtype and candidate.strides == entry.strides
+                    and candidate.flags.writeable and only_the_callers(candidate, entry.weakrefs)):
+                reused[spec.index] = (candidate, entry)
+                args.push_ref(entry.ref)
+            else:
+                buffer = allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
+                args.push_ref(_BufferView(buffer, spec.shape, et).ref)
+            del candidate
+        return args, seen, reused
+
+    def _results(self, out, modes: Sequence[int] | None, reused: dict, seen: set) -> list:
+        """The call's results as `modes` asks (see the module docstring).
+
+        A result is made resident only if its memory overlaps neither a resident
+        input (`seen`) nor a result made resident before it. First each result
+        that may become resident claims its span; when all claims and inputs are
+        disjoint (a sorted sweep: the usual case) every claim holds, otherwise
+        they are decided one by one in result order against a `MemorySpans`.
+        """
         may_reside = self._shares_host_memory
         results = []
         staged = []  # (index, buffer view, dtype) of results the device must copy out
+        pending = []  # (index, buffer view, dtype, mapped or None, reused array and entry or None) per tensor
+        claims = list(seen)
         for i in range(len(out)):
             mode = COPY if modes is None else modes[i]
             if mode == UNUSED:
@@ -847,33 +873,51 @@ class _Function:
             except ValueError:  # a scalar (i32, f32, ...) rather than a tensor
                 results.append(self._scalar_result(out, i))
                 continue
+            results.append(None)
+            kept = reused.pop(i, None)  # (none where results are staged: storage needs shared memory)
+            if kept is not None and mode == RESIDENT and bv.get_buffer() == kept[1].buffer:
+                # IREE aliased the result onto the storage (hal.tensor.alias): its memory
+                # is the reused array's, which is already resident, of the result's dtype.
+                claims.append(kept[1].span)
+                pending.append((i, bv, kept[1].dtype, None, kept))
+                continue
             et = bv.element_type
             dtype = _NP_TYPES.get(et) or _np_type(et)
             if self._import_alignment:
                 staged.append((i, bv, dtype))
-                results.append(None)
                 continue
-            if i in reused:
-                array, entry = reused.pop(i)
-                # IREE aliased the result onto the storage (hal.tensor.alias): its
-                # memory is the reused array's, which is already resident.
-                if (mode == RESIDENT and bv.get_buffer() == entry.buffer_view.get_buffer()
-                        and not any(entry.start < e and s < entry.end for s, e in spans)):
-                    spans.append((entry.start, entry.end))
-                    results.append(array)
-                    continue
             mapped = bv.map().asarray(bv.shape, dtype)
             if mode == RESIDENT and may_reside and mapped.nbytes:
                 start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
-                end = start + mapped.nbytes
-                if not any(start < e and s < end for s, e in spans):
-                    spans.append((start, end))
-                    resident = np.asarray(_MappingOwner(mapped))
-                    _Resident(resident, table, bv, start, end)
-                    results.append(resident)
+                claims.append((start, start + mapped.nbytes))
+                pending.append((i, bv, dtype, mapped, None))
+            else:
+                # .copy(): the mapping is a view of IREE's buffer; see the docstring.
+                results[i] = mapped.copy()
+        table = self._resident
+        spans = None if not pending or all_disjoint(claims) else MemorySpans(seen)  # None: every claim holds
+        for i, bv, dtype, mapped, kept in pending:
+            if kept is not None:
+                array, entry = kept
+                if spans is None or not spans.overlaps(*entry.span):
+                    if spans is not None:
+                        spans.add(*entry.span)
+                    results[i] = array
                     continue
-            # .copy(): the mapping is a view of IREE's buffer; see the docstring.
-            results.append(mapped.copy())
+                mapped = bv.map().asarray(bv.shape, dtype)
+                if not mapped.nbytes:
+                    results[i] = mapped.copy()
+                    continue
+            start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
+            end = start + mapped.nbytes
+            if spans is None or not spans.overlaps(start, end):
+                if spans is not None:
+                    spans.add(start, end)
+                resident = np.asarray(_MappingOwner(mapped))
+                _Resident(resident, table, bv, start, end)
+                results[i] = resident
+            else:
+                results[i] = mapped.copy()
         if staged:
             for (i, _, _), array in zip(staged, _copy_to_host(self._device, staged, self._import_alignment)):
                 results[i] = array

@@ -4,10 +4,13 @@ The graph generator describes a function's return value as a tree: leaves
 are compiled outputs (boxed to the exact Python type the interpreter returns),
 inputs returned as themselves (identity preserved), constants, and views
 replayed on the host from their base (so aliasing is NumPy's own).
+`tree_builder` turns a tree, once per variant, into a function of one call's
+values, so a call builds its results without walking the tree's node types.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,73 +104,112 @@ def fresh_copy(array: np.ndarray) -> np.ndarray:
                       strides=array.strides)
 
 
-class ResultBuilder:
-    """Builds the values of one call (its result, printed values, committed stores).
+class CallValues:
+    """What one call's trees are built from: its arguments, the IREE function's outputs, and a memo.
 
-    One builder serves a whole call, so a compiled output or view that appears
-    in several trees becomes one Python object, as it is in the interpreter.
+    One memo serves a whole call, so a compiled output or view that appears in
+    several trees (the result, printed values, committed stores) becomes one
+    Python object, as it is in the interpreter.
     """
 
-    def __init__(self, resolve: Callable[[Path], Any], outputs: list[np.ndarray],
-                 stored: dict[str, np.ndarray] | None = None):
-        self.resolve = resolve
-        self.outputs = outputs
-        self.stored = stored or {}
-        self.memo: dict = {}
+    __slots__ = ("args", "memo", "outputs")
 
-    def build(self, tree: Any) -> Any:
-        return self._build(tree)
+    def __init__(self, args: tuple, outputs: list):
+        self.args, self.outputs, self.memo = args, outputs, {}
 
-    def _build(self, node: Any) -> Any:
-        memo = self.memo
-        if isinstance(node, Output):
-            key = ("out", node.index)
-            if key not in memo:
-                memo[key] = box(self.outputs[node.index], node.pytype)
-            return memo[key]
-        if isinstance(node, Stored):
-            key = ("store", node.path)
-            if key not in memo:
-                memo[key] = box(self.stored[node.path], node.pytype)
-            return memo[key]
+
+TreeBuilder = Callable[[CallValues], Any]
+
+
+def tree_builder(tree: Any, result_index: list[int], store_index: dict[str, int],
+                 resolver: Callable[[Path], Callable[[tuple], Any]]) -> TreeBuilder:
+    """`tree` made, once per variant, into a function from a call's values to its Python value.
+
+    An `Output(n)` is the IREE function's output `result_index[n]`, a
+    `Stored(p)` its output `store_index[p]`; `resolver(path)` reads an input.
+    Arrays are the outputs themselves; other boxed values, and views replayed
+    on the host, are made once per call (CallValues.memo).
+    """
+    def build(node: Any) -> TreeBuilder:
+        if isinstance(node, (Output, Stored)):
+            key = ("out", node.index) if isinstance(node, Output) else ("store", node.path)
+            i = result_index[node.index] if isinstance(node, Output) else store_index[node.path]
+            pytype = node.pytype
+            if pytype is np.ndarray:  # box() is the array itself: one object without a memo
+                return lambda v: v.outputs[i]
+
+            def boxed(v: CallValues) -> Any:
+                memo = v.memo
+                if key not in memo:
+                    memo[key] = box(v.outputs[i], pytype)
+                return memo[key]
+            return boxed
         if isinstance(node, Input):
-            return self.resolve(node.path)
+            read = resolver(node.path)
+            return lambda v: read(v.args)
         if isinstance(node, Const):
-            return fresh_copy(node.value) if isinstance(node.value, np.ndarray) else node.value
+            value = node.value
+            if isinstance(value, np.ndarray):
+                return lambda v: fresh_copy(value)
+            return lambda v: value
         if isinstance(node, ViewOf):
-            key = ("view", id(node))
-            if key not in memo:
-                memo[key] = node.replay(self._build(node.base))
-            return memo[key]
-        if isinstance(node, Either):
-            return self._build(node.then if self._build(node.taken) else node.orelse)
-        return node.kind(self._build(i) for i in node.items)
+            base, replay, key = build(node.base), node.replay, ("view", id(node))
+
+            def view(v: CallValues) -> Any:
+                memo = v.memo
+                if key not in memo:
+                    memo[key] = replay(base(v))
+                return memo[key]
+            return view
+        if isinstance(node, Either):  # the caller's object where its side of the branch ran
+            taken, then, orelse = build(node.taken), build(node.then), build(node.orelse)
+            return lambda v: then(v) if taken(v) else orelse(v)
+        kind, items = node.kind, [build(item) for item in node.items]
+        return lambda v: kind([item(v) for item in items])
+
+    return build(tree)
 
 
 def make_resolver(path: Path, fn) -> Callable[[tuple], Any]:
-    """A function from the call's arguments to the value at `path` (read at call time)."""
+    """A function from the call's arguments to the value at `path` (read at call time).
+
+    Each run of attribute steps is one `operator.attrgetter` and each subscript
+    one `operator.itemgetter` (C code, the same getattr and [] as Python's), so
+    a call reads a path with few Python frames.
+    """
     root = path.root
     if root.startswith("arg"):
-        i = int(root[3:])
-        get_root = lambda args: args[i]
+        getter = operator.itemgetter(int(root[3:]))
     elif root.startswith("global:"):
         name, g = root[7:], fn.__globals__
-        get_root = lambda args: g[name]
+        getter = lambda args: g[name]
     elif root.startswith("cell:"):
         cell = fn.__closure__[fn.__code__.co_freevars.index(root[5:])]
-        get_root = lambda args: cell.cell_contents
+        getter = lambda args: cell.cell_contents
     else:
         raise ValueError(f"path {path} cannot be read")
-    getter = get_root
-    for kind, step in path.steps:  # not `name`: get_root reads it
-        getter = _step(getter, kind, step)
+    for step in _step_getters(path.steps):
+        getter = _then(getter, step)
     return getter
 
 
-def _step(getter, kind: str, name: Any):
-    if kind == "attr":
-        return lambda args: getattr(getter(args), name)
-    return lambda args: getter(args)[name]
+def _step_getters(steps) -> list[Callable[[Any], Any]]:
+    getters, names = [], []
+    for kind, name in steps:
+        if kind == "attr" and "." not in name:  # attrgetter("a.b") reads a, then b
+            names.append(name)
+            continue
+        if names:
+            getters.append(operator.attrgetter(".".join(names)))
+            names = []
+        getters.append(operator.itemgetter(name) if kind != "attr" else lambda value, name=name: getattr(value, name))
+    if names:
+        getters.append(operator.attrgetter(".".join(names)))
+    return getters
+
+
+def _then(getter: Callable[[tuple], Any], step: Callable[[Any], Any]) -> Callable[[tuple], Any]:
+    return lambda args: step(getter(args))
 
 
 def make_committer(path: Path, fn) -> Callable[[tuple, Any], None]:

@@ -15,6 +15,14 @@ values the result or a print shows are copies, and outputs that nothing
 reads (the `store:` output of a path whose commit tree names another output)
 are not copied at all.
 
+What a call can derive from the variant alone is derived once, when the
+variant is built (`__post_init__`), not per call: the readers of its input and
+state paths (results.make_resolver), its entry checks with their kinds decided
+(guards.first_changed, StateGuard.check), a builder per result, print, store
+and written-array tree (results.tree_builder), each output's mode, and which
+effects are warnings that could raise. A call then only reads what can change:
+the state behind the paths, the guards' objects, the outputs.
+
 Result storage (passes/bind_result_storage.py): after a commit, the array each
 bound state slot held before it (the call's input of that path) is kept, one
 per storage argument, and handed to the next call as that result's storage
@@ -36,9 +44,10 @@ from pyfront.dialects.state_path import Path, draw_index
 from pyfront.runtime.deferred_warnings import DeferredWarning
 from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
-from pyfront.runtime.results import Output, ResultBuilder, Stored, leaves, make_committer, make_resolver
+from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_committer, make_resolver,
+                                     tree_builder)
 
-from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard
+from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
 from pyfront.interrupts import reraise_if_asynchronous
 
 
@@ -109,7 +118,8 @@ class Variant:
     _inputs: list = field(default_factory=list, repr=False)
     _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
     _host_draws: HostDraws | None = field(default=None, repr=False)
-    _state_checks: list = field(default_factory=list, repr=False)
+    _first_changed: Any = field(default=None, repr=False)  # guards.first_changed of identity_guards
+    _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.check, guard)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
     _commit_paths: list = field(default_factory=list, repr=False)
@@ -121,6 +131,13 @@ class Variant:
     _resolvers: dict = field(default_factory=dict, repr=False)  # Path -> getter, built on first use
     _spares: list = field(default_factory=list, repr=False)  # per storage argument: [displaced array] or []
     _displaced: list = field(default_factory=list, repr=False)  # (storage argument, input index) pairs
+    # Built once from the trees above (results.tree_builder): what a call runs to make its values.
+    _effect_builders: list = field(default_factory=list, repr=False)  # (builder, options) per effect
+    _commit_builders: list = field(default_factory=list, repr=False)  # (committer, builder) per store
+    _mutation_builders: list = field(default_factory=list, repr=False)  # (resolver, builder) per written array
+    _draw_taken_builders: list = field(default_factory=list, repr=False)  # (draw index, builder) per draw in a branch
+    _result_builder: Any = field(default=None, repr=False)
+    _warnings: list = field(default_factory=list, repr=False)  # the effects that are DeferredWarnings
 
     def __post_init__(self) -> None:
         fn = self.fn
@@ -129,7 +146,8 @@ class Variant:
         self._inputs = [_drawn_later if i in drawn_inputs else make_resolver(Path.parse(p), fn)
                         for i, p in enumerate(self.input_paths)]
         self._host_draws = HostDraws(self.draws, fn, frozenset(self.draw_taken))
-        self._state_checks = [(make_resolver(g.path, fn), g) for g in self.state_guards
+        self._first_changed = first_changed(self.identity_guards)
+        self._state_checks = [(make_resolver(g.path, fn), g.check, g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
                               if isinstance(g, (AliasGuard, BufferGuard))]
@@ -154,6 +172,15 @@ class Variant:
         # stores is committed as a device-resident array.
         self._spares = [[] for _ in self.storage]
         self._displaced = [(s, k) for s, (j, k) in enumerate(self.storage) if self._modes[j] == RESIDENT]
+        self._effect_builders = [(self._builder(tree), options) for tree, options in self.effects]
+        self._commit_builders = [(commit, self._builder(tree)) for commit, tree in self._commits]
+        self._mutation_builders = [(target, self._builder(tree)) for target, tree in self._mutations]
+        self._draw_taken_builders = [(k, self._builder(tree)) for k, tree in self.draw_taken.items()]
+        self._result_builder = self._builder(self.result_tree)
+        self._warnings = [w for _, w in self.effects if isinstance(w, DeferredWarning)]
+
+    def _builder(self, tree: Any) -> Callable[[CallValues], Any]:
+        return tree_builder(tree, self._result_index, self._store_index, self.resolver)
 
     def _output_modes(self) -> tuple:
         def key(leaf) -> tuple:
@@ -183,16 +210,16 @@ class Variant:
         Reads state only: nothing runs and nothing is mutated, so a dispatcher may
         try several variants' entry guards before running one (pyfront/variant_group.py).
         """
-        for g in self.identity_guards:
-            if not g.holds():
-                return Deopt("state", g.site, f"changed: {g.describe()}")
-        for resolve, g in self._state_checks:
+        changed = self._first_changed()
+        if changed is not None:
+            return Deopt("state", changed.site, f"changed: {changed.describe()}")
+        for resolve, holds_for, g in self._state_checks:
             try:
                 value = resolve(args)
             except Exception as e:  # noqa: BLE001 - the interpreter will raise it properly
                 reraise_if_asynchronous(e)
                 return Deopt("state", g.site, f"reading {g.path} raised {type(e).__name__}")
-            if not g.holds_for(value):
+            if not holds_for(value):
                 return Deopt("state", g.site, f"assumption failed: {g.describe()}")
         for resolvers, g in self._alias_checks:
             try:
@@ -258,36 +285,30 @@ class Variant:
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
-            if not flags.all():
+            if not all(flags.tolist()):  # (ndarray.all costs several times more on a few flags)
                 failed = [self.graph_guards[i] for i in np.flatnonzero(flags == 0)]
                 for g in failed:
                     g.failures += 1
                 g = failed[0]
                 return Deopt(g.kind, g.site, g.reason)
-        raising = next((w for _, w in self.effects if isinstance(w, DeferredWarning) and w.would_raise()), None)
+        raising = next((w for w in self._warnings if w.would_raise()), None)
         if raising is not None:  # the interpreter raises it mid-call, after the effects before it
             return Deopt("raise", raising.site, f"the warnings filters turn {raising.category.__name__} "
                                                 f"{raising.message!r} into an exception")
-        results = [outputs[i] for i in self._result_index]
-
-        def resolve(path: Path) -> Any:
-            return self.resolver(path)(args)
-
-        stored = {p: outputs[i] for p, i in self._store_index.items()}
         # Everything is read before anything is written: a tree's inputs are the
         # objects the call started with (stores rebind, they never mutate), and
         # prints show their values in program order.
-        builder = ResultBuilder(resolve, results, stored)
-        if self.draw_taken:
-            wrong = drawn.settle({k: builder.build(tree) for k, tree in self.draw_taken.items()})
+        call = CallValues(args, outputs)
+        if self._draw_taken_builders:
+            wrong = drawn.settle({k: build(call) for k, build in self._draw_taken_builders})
             if wrong is not None:
                 draw = self.draws[wrong]
                 return Deopt("state", draw.site, f"{draw.text} drew after a draw in a branch that did not run")
-        printed = [(builder.build(tree), options) for tree, options in self.effects]
-        committed = [(commit, builder.build(tree)) for commit, tree in self._commits]
+        printed = [(build(call), options) for build, options in self._effect_builders]
+        committed = [(commit, build(call)) for commit, build in self._commit_builders]
         # Written input arrays: the objects the call started with, and their new contents.
-        written = [(target(args), builder.build(tree)) for target, tree in self._mutations]
-        result = builder.build(self.result_tree)
+        written = [(target(args), build(call)) for target, build in self._mutation_builders]
+        result = self._result_builder(call)
         if not commit:
             stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
             # The printed values as they are now: the interpreter, run next, may write into them.

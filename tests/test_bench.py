@@ -43,6 +43,10 @@ def test_quick_mode_writes_table_and_chart(tmp_path):
     assert cell["pyfront"]["pyfront"]["compiled_calls"] > 0
     for key in ("first_call_s", "warm_start_s", "shape_change_s"):
         assert cell["pyfront"][key] > 0, key
+    overhead = results["call_overhead"]["medians"]["cpu"]  # the trivial-call row, for pyfront's backend
+    assert all(overhead[way] > 0 for way in ("numpy", "bare VM call", "iree.runtime", "pyfront")), overhead
+    assert "## Trivial call overhead" in table
+    assert [ln for ln in table.splitlines() if ln.startswith("| cpu | ")], table
     assert (tmp_path / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
