@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pyfront
+import pytest
 
 from tests.differential import assert_same
 
@@ -248,27 +249,18 @@ def run_episodes(agent, act, learn, episodes: int, horizon: int = 30) -> list:
     return trace
 
 
-def test_epsilon_greedy_q_agent():
+@pytest.mark.parametrize("make, learn, state", [
+    (lambda m: m.QAgent(6, 2, seed=3), "learn", ("W", "eps", "steps", "rng")),  # epsilon-greedy, eps decay
+    (lambda m: m.ActorCritic(6, 2, seed=4), "update", ("theta", "w", "rng")),  # samples its policy: choice(p=)
+], ids=["epsilon_greedy_q_agent", "actor_critic"])
+def test_rl_agent(make, learn, state):
     m = load("rl_agents", "corpus_rl_agents_compiled")
-    agent = m.QAgent(6, 2, seed=3)
-    plain = copy.deepcopy(agent)
-    act, learn = pyfront.compile(m.QAgent.act), pyfront.compile(m.QAgent.learn)
-    expected = run_episodes(plain, m.QAgent.act, m.QAgent.learn, 12)
-    got = run_episodes(agent, act, learn, 12)
+    trained = make(m)
+    cls, plain = type(trained), copy.deepcopy(trained)
+    act, update = pyfront.compile(cls.act), pyfront.compile(getattr(cls, learn))
+    expected = run_episodes(plain, cls.act, getattr(cls, learn), 12)
+    got = run_episodes(trained, act, update, 12)
     assert_same(expected, got, "actions and TD errors")
-    assert_same_attributes(plain, agent, ("W", "eps", "steps", "rng"), "after training")
-    assert_mostly_compiled(act)
-    assert_mostly_compiled(learn)
-
-
-def test_actor_critic_samples_its_softmax_policy():
-    m = load("rl_agents", "corpus_rl_agents_compiled")
-    agent = m.ActorCritic(6, 2, seed=4)
-    plain = copy.deepcopy(agent)
-    act, update = pyfront.compile(m.ActorCritic.act), pyfront.compile(m.ActorCritic.update)
-    expected = run_episodes(plain, m.ActorCritic.act, m.ActorCritic.update, 10)
-    got = run_episodes(agent, act, update, 10)
-    assert_same(expected, got, "actions and TD errors")
-    assert_same_attributes(plain, agent, ("theta", "w", "rng"), "after training")
+    assert_same_attributes(plain, trained, state, "after training")
     assert_mostly_compiled(act)
     assert_mostly_compiled(update)

@@ -69,6 +69,21 @@ def check(fn, calls, shared=(), compare=assert_identical, **options) -> pyfront.
     return compiled
 
 
+def agree_or_raise_alike(fn, compiled, parameters) -> None:
+    """`fn(rng, p)` and `compiled(rng, p)` from equal generators, per p: the same result, or NumPy's
+    ValueError from both; the generators end equal."""
+    for p in parameters:
+        plain, rng = np.random.default_rng(3), np.random.default_rng(3)
+        try:
+            expected = fn(plain, p)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e)):
+                compiled(rng, p)
+        else:
+            assert_identical(expected, compiled(rng, p))
+        assert_same(plain, rng)
+
+
 def assert_ran_compiled(compiled) -> None:
     report = pyfront.explain(compiled)
     assert report.compiled_calls > report.verified_calls, str(report)
@@ -411,16 +426,7 @@ def test_normal_scales_that_are_not_positive_run_in_the_interpreter():
     scales = [np.array([1.0, 2.0])] * 3 + [np.array([1.0, 0.0]), np.array([np.nan, 1.0]), np.array([1.0, -0.0]),
                                            np.array([-1.0, 1.0]), np.array([0.5, 0.5])]
     compiled = pyfront.compile(scaled, profile_calls=1, verify="off")
-    for scale in scales:
-        plain, rng = np.random.default_rng(3), np.random.default_rng(3)
-        try:
-            expected = scaled(plain, scale)
-        except ValueError as e:
-            with pytest.raises(ValueError, match=str(e)):
-                compiled(rng, scale)
-        else:
-            assert_identical(expected, compiled(rng, scale))
-        assert_same(plain, rng)
+    agree_or_raise_alike(scaled, compiled, scales)
     report = pyfront.explain(compiled)
     assert report.deopts == 4 and report.compiled_calls == 3, str(report)
 
@@ -466,16 +472,7 @@ def test_probabilities_numpy_rejects_run_in_the_interpreter_and_raise(dtype, off
     ps = [fine, fine + np.array([off, 0, 0, 0], dtype), fine, fine + np.array([2 * off, 0, 0, 0], dtype),
           np.array([0.5, 0.75, -0.25, 0.0], dtype), np.array([np.nan, 0.5, 0.5, 0.0], dtype), fine]
     compiled = pyfront.compile(choose, profile_calls=1, verify="off")
-    for p in ps:
-        plain, rng = np.random.default_rng(3), np.random.default_rng(3)
-        try:
-            expected = choose(plain, p)
-        except ValueError as e:
-            with pytest.raises(ValueError, match=str(e)):
-                compiled(rng, p)
-        else:
-            assert_identical(expected, compiled(rng, p))
-        assert_same(plain, rng)
+    agree_or_raise_alike(choose, compiled, ps)
     report = pyfront.explain(compiled)
     assert report.deopts == 3 and report.compiled_calls == 3, str(report)
 
