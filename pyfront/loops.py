@@ -259,7 +259,7 @@ class LoopMixin:
         env, target = self.frame.env, node.target.id
         names = sorted(assigned_names(node.body) - {target})
         fresh = [n for n in names if n not in env]
-        if any(not _bound_before_read(head, n) for n in fresh):
+        if any(not _binds_before_reading(head, n) for n in fresh):
             raise Unsupported("a name the loop binds has no value before it and is not bound first thing "
                               "in each iteration", node)
         if fresh:
@@ -299,7 +299,7 @@ class LoopMixin:
                 # stream conversion crashed on an scf.while whose two regions' arguments differ.
                 entered = Tensor(entered_done, np.bool_)
                 yields = [S.where(entered, Tensor(v, old.pytype), self.frame.env[n]).value
-                          if _bound_before_read(head, n) else self.frame.env[n].value
+                          if _binds_before_reading(head, n) else self.frame.env[n].value
                           for n, v, old in zip(names, values, inits)]
                 done = S.ufunc(np.logical_or, entered, Tensor(flag, np.bool_))
                 scf.YieldOp(yields + [step.value, done.value])
@@ -455,17 +455,6 @@ def _binds_before_reading(body: list[ast.stmt], name: str) -> bool:
 
 def _reads(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
-
-
-def _bound_before_read(body: list[ast.stmt], name: str) -> bool:
-    """Whether a top-level `name = ...` in `body` binds `name` before anything reads it."""
-    for stmt in body:
-        reads = stmt.value if isinstance(stmt, ast.Assign) else stmt
-        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(reads)):
-            return False
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-            return True
-    return False
 
 
 def _exit_if(node: ast.For) -> int | None:
