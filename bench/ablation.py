@@ -137,7 +137,8 @@ def prepare(fn, args, passes, device_state: bool, calls: int, backend: str):
     if passes is None:
         run = fn
     else:
-        run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state, backend=backend)
+        run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state, backend=backend,
+                              wait_for_compile="always")
         expected = fn(*copy.deepcopy(args))
         for _ in range(3):
             got = run(*copy.deepcopy(args))

@@ -49,7 +49,7 @@ def calls(backend: str, x) -> dict[str, Callable[[], object]]:
 
     import pyfront
 
-    compiled = pyfront.compile(add_one, backend=backend)
+    compiled = pyfront.compile(add_one, backend=backend, wait_for_compile="always")
     for _ in range(compiled.config.profile_calls + 2):
         compiled(x)
     if not pyfront.explain(compiled).compiled_calls:

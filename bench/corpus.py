@@ -180,6 +180,8 @@ def measure(name: str, steps: int, repeats: int, warmup: int) -> dict:
                 compiled = [_compile_in(module, target) for target in targets]
         for i in range(warmup):
             step(*args(i))
+        if label == "pyfront":
+            pyfront.wait(*compiled)  # the variants the warm-up started compiling
         results[label] = _time(step, args, steps, repeats, warmup)
         if label == "pyfront":
             reports = [pyfront.explain(c) for c in compiled]

@@ -8,7 +8,8 @@
         return np.tanh(x @ w1 + b1) @ w2
 
     mlp(x, w1, b1, w2)          # the first calls run in the interpreter and are profiled
-    mlp(x, w1, b1, w2)          # later calls run compiled code guarded by what was observed
+    mlp(x, w1, b1, w2)          # later calls run compiled code guarded by what was observed,
+                                # once IREE has compiled it in the background (pyfront.wait(mlp))
     print(pyfront.explain(mlp)) # which variants exist, their guards, why anything ran interpreted
 
     dw = pyfront.grad(lambda w: np.sum(np.tanh(x @ w) ** 2))(w)  # gradients of plain NumPy code
@@ -31,6 +32,7 @@ _EXPORTS = {
     "CompiledFunction": "pyfront.api",
     "compile": "pyfront.api",
     "explain": "pyfront.api",
+    "wait": "pyfront.api",
     "export": "pyfront.aot",
     "load": "pyfront.runtime.aot",
     "Config": "pyfront.config",
@@ -41,7 +43,7 @@ _EXPORTS = {
 }
 __all__ = [
     "CompiledFunction", "Config", "StrictModeError", "Unsupported", "compile", "explain", "export", "grad", "load",
-    "value_and_grad",
+    "value_and_grad", "wait",
 ]
 __version__ = "0.1.0"
 

@@ -19,18 +19,21 @@ kept per function is bounded (bounded.py), however many keys calls bring.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, callables, logs, segments
+from pyfront import call_depth, callables, compile_thread, logs, segments
 from pyfront.bounded import remember
+from pyfront.compile_thread import Pending
 from pyfront.config import Config
 from pyfront.errors import StrictModeError, Unsupported
 from pyfront.guards import FP_ERRSTATE_REASON, fp_errstate_supported
@@ -55,6 +58,17 @@ GIVE_UP_AFTER = 8
 MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
 MAX_BLOCKERS = 32  # distinct blockers a report keeps (compile attempts for new keys add theirs)
+COMPILING = "its variant is compiling in the background (Config.wait_for_compile)"
+
+
+@dataclasses.dataclass
+class Compiling:
+    """A group's variant being compiled (on the compile thread, or on the caller's: `job.run()`)."""
+
+    job: Pending
+    signature: tuple  # the state it was compiled for (VariantGroup.signature): where a failure is remembered
+    evict: bool  # admitted by evicting the least recently used variant, once it is ready
+    calls_meanwhile: int = 0  # calls of its key that ran in the interpreter while it compiled
 
 
 class CompiledFunction:
@@ -142,7 +156,7 @@ class CompiledFunction:
                 else:
                     key = self._relax(key, args)
                     variant, reason = self._variant_or_compile(key, args)
-                    if variant is None and self._give_up_relaxations(key, args, reason):
+                    if variant is None and reason is not COMPILING and self._give_up_relaxations(key, args, reason):
                         key = self._key(args)
                         variant, reason = self._variant_or_compile(key, args)
             if profiling:
@@ -174,8 +188,11 @@ class CompiledFunction:
         code = self.fn.__code__
         if self._parts is None or self._parts[0] is not code:
             parts = segments.split(self.fn)
+            # Every rank switches to a part's compiled code at the same call, as it would compiling
+            # on its own thread (one still interpreting while the others run compiled may round differently).
+            config = dataclasses.replace(self.config, wait_for_compile="always")
             self._parts = (code, None if parts is None else
-                           [(p, None if p.collective else CompiledFunction(p.fn, self.config)) for p in parts])
+                           [(p, None if p.collective else CompiledFunction(p.fn, config)) for p in parts])
         return self._parts[1]
 
     def _call_parts(self, parts: list, bound: tuple) -> Any:
@@ -286,7 +303,27 @@ class CompiledFunction:
             variant, _ = group.select(args)
             if variant is not None:
                 return variant, None
+            if group.compiling is not None:
+                return self._compiling(key, group, args)
         return self._compile(key, args)
+
+    def _compiling(self, key: Any, group: VariantGroup, args: tuple) -> tuple[Any, str | None]:
+        """A call of `key` while its variant compiles on the compile thread (lock held): wait for it
+        if `Config.wait_for_compile` says so; once it is done, install it and dispatch again."""
+        compiling = group.compiling
+        if not compiling.job.done.is_set() and self._waits(compiling):
+            with logs.progress(f"{self.__qualname__} {_describe_key(key)} (compiling in the background)"):
+                compiling.job.wait()
+        if not compiling.job.done.is_set():
+            compiling.calls_meanwhile += 1
+            return None, COMPILING
+        self._install(key, group)
+        return self._variant_or_compile(key, args)
+
+    def _waits(self, compiling: Compiling) -> bool:
+        """Whether a call blocks on the pending compile rather than run in the interpreter."""
+        wait = self.config.wait_for_compile
+        return self.config.strict or wait == "always" or (type(wait) is int and compiling.calls_meanwhile >= wait)
 
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:
         """A relaxed key failed to compile: specialize those arguments again (lock held).
@@ -305,7 +342,7 @@ class CompiledFunction:
     def _compile(self, key: Any, args: tuple) -> tuple[Any, str | None]:
         """Compile a variant for `key` and the state behind the canonical `args` (lock held): (variant, None),
         or (None, why not); a failure is remembered for that state (VariantGroup.failed)."""
-        from pyfront.runtime.jit import compile_variant
+        from pyfront.runtime.jit import prepare_variant
 
         if self._never_compiles is not None:  # found by the attempt a relaxed key just made
             return None, self._never_compiles
@@ -313,7 +350,8 @@ class CompiledFunction:
         reason = group.failure_for(args) if group is not None else None
         if reason is not None:
             return None, reason
-        admitted, evict, reason = self._budget.admit(key, sum(len(g.variants) for g in self._groups.values()))
+        live = sum(len(g.variants) + (g.compiling is not None) for g in self._groups.values())
+        admitted, evict, reason = self._budget.admit(key, live)
         if not admitted:
             return None, reason
         if group is None:
@@ -321,34 +359,82 @@ class CompiledFunction:
             self._forget_idle_groups()
         self._budget.started()
         profile = self._profiler.profile if self._profiler else None
-        try:
-            variant = compile_variant(self.fn, key, args, {}, self.config, profile, self._relaxed,
-                                      self._fp_checks_per_op)
-        except Unsupported as e:
-            reraise_if_asynchronous(e)  # e.g. IREE's compiler interrupted by a watchdog's signal
-            if e.whole_code is self.fn.__code__:  # not the key's fault: never try again for this code
-                self._never_compiles = str(e)
-            self._note_blockers(e)
-            group.fail(args, str(e))
-            self._note_failure(key, str(e))
-            return None, str(e)
-        except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
-            reraise_if_asynchronous(e)
-            reason = f"internal compiler error ({type(e).__name__}: {e}); please report it"
-            group.fail(args, reason)
-            return None, reason
+        signature = group.signature(args)
+        with logs.progress(f"{self.__qualname__} {_describe_key(key)}"):  # on a terminal, past a second
+            try:
+                prepared = prepare_variant(self.fn, key, args, {}, self.config, profile, self._relaxed,
+                                           self._fp_checks_per_op)
+            except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
+                reraise_if_asynchronous(e)  # e.g. a watchdog's signal during graph generation
+                if isinstance(e, Unsupported) and e.whole_code is self.fn.__code__:
+                    self._never_compiles = str(e)  # not the key's fault: never try again for this code
+                return None, self._failed(key, group, signature, e)
+            compiling = group.compiling = Compiling(Pending(prepared.build), signature, evict)
+            if prepared.cached is not None or self._waits(compiling):
+                compiling.job.run()
+                return self._install(key, group)
+        compile_thread.submit(compiling.job)
+        if logs.compile_log.isEnabledFor(logs.INFO):
+            logs.compile_log.info("%s %s: compiling in the background (prepared in %.2fs)", self.__qualname__,
+                                  _describe_key(key), prepared.seconds)
+        return None, COMPILING
+
+    def _install(self, key: Any, group: VariantGroup) -> tuple[Any, str | None]:
+        """Take in the outcome of the group's finished compile (lock held): (its variant, None), or
+        (None, why it failed: remembered for the state it was compiled for), or (None, None) for a
+        compile the process forked away from (compiled again on the next call)."""
+        compiling, group.compiling = group.compiling, None
+        job = compiling.job
+        if job.abandoned:
+            return None, None
+        if job.error is not None:
+            if not isinstance(job.error, Exception):  # KeyboardInterrupt, SystemExit: the caller's
+                raise job.error
+            reraise_if_asynchronous(job.error)  # e.g. IREE's compiler interrupted by a watchdog's signal
+            return None, self._failed(key, group, compiling.signature, job.error)
+        variant = job.variant
         self._report.compilations += 1
-        if evict:  # only now: a failed compile evicts nothing
+        if compiling.evict:  # only now: a failed compile evicts nothing
             self._evict_least_recently_used()
         group.add(variant)
         if logs.compile_log.isEnabledFor(logs.INFO):
-            logs.compile_log.info("%s %s: compiled in %.2fs (%s)", self.__qualname__, _describe_key(key),
+            logs.compile_log.info("%s %s: compiled in %.2fs (%s%s)", self.__qualname__, _describe_key(key),
                                   variant.compile_seconds,
-                                  "disk cache hit" if variant.cache_hit else "not in the disk cache")
+                                  "disk cache hit" if variant.cache_hit else "not in the disk cache",
+                                  f"; {compiling.calls_meanwhile} calls ran in the interpreter meanwhile"
+                                  if compiling.calls_meanwhile else "")
         if logs.guards_log.isEnabledFor(logs.INFO):
             for g in variant.describe_guards():
                 logs.guards_log.info("%s %s: guard %s", self.__qualname__, _describe_key(key), g)
         return variant, None
+
+    def _failed(self, key: Any, group: VariantGroup, signature: tuple, error: Exception) -> str:
+        """Remember why compiling `key` for the state of `signature` failed (lock held); the reason."""
+        if not isinstance(error, Unsupported):
+            reason = f"internal compiler error ({type(error).__name__}: {error}); please report it"
+            group.fail(signature, reason)
+            return reason
+        self._note_blockers(error)
+        group.fail(signature, str(error))
+        self._note_failure(key, str(error))
+        return str(error)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the variants compiling in the background are ready (or failed), at most
+        `timeout` seconds; True when none is left compiling. `pyfront.wait` documents it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        parts = self._parts[1] if self._parts is not None and self._parts[1] is not None else []
+        with self._lock:
+            pending = [(k, g, g.compiling) for k, g in self._groups.items() if g.compiling is not None]
+        done = all(part.wait(_left(deadline)) for _, part in parts if part is not None)
+        for key, group, compiling in pending:
+            if not compiling.job.wait(_left(deadline)):
+                done = False
+                continue
+            with self._lock:
+                if group.compiling is compiling:  # (not installed by a call meanwhile)
+                    self._install(key, group)
+        return done
 
     def _note_failure(self, key: Any, reason: str) -> None:
         """Remember a compile failure (lock held); the same one for HOPELESS_AFTER keys: give up.
@@ -376,7 +462,7 @@ class CompiledFunction:
 
     def _forget_idle_groups(self) -> None:
         """Keep at most MAX_IDLE_GROUPS groups without live variants (lock held), oldest go first."""
-        idle = [k for k, g in self._groups.items() if not g.variants]
+        idle = [k for k, g in self._groups.items() if not g.variants and g.compiling is None]
         for k in idle[:len(idle) - MAX_IDLE_GROUPS]:
             del self._groups[k]
 
@@ -418,11 +504,11 @@ class CompiledFunction:
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"
-                group.fail(args, retired)
+                group.fail(group.signature(args), retired)
             elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
                 group.remove(variant)
                 retired = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
-                group.fail(args, retired)
+                group.fail(group.signature(args), retired)
             if retired and logs.guards_log.isEnabledFor(logs.INFO):
                 logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
 
@@ -472,6 +558,7 @@ class CompiledFunction:
         self._profiled((args, kwargs), bound)
         with self._lock:
             self._variant_or_compile(self._relax(self._key(bound), bound), bound)
+        self.wait()  # the attempt's outcome, blockers included, even when it compiles in the background
         return self.explain()
 
     def explain(self) -> Report:
@@ -486,6 +573,9 @@ class CompiledFunction:
             )
             out.filename, out.source = _source_of(self.fn)
             for key, group in self._groups.items():
+                if group.compiling is not None:
+                    out.compiling.append(f"{_describe_key(key)} ({group.compiling.calls_meanwhile} calls ran "
+                                         "in the interpreter meanwhile)")
                 for v in group.variants:
                     sites = [(g.site, "state", 0) for g in (*v.identity_guards, *v.state_guards)]
                     sites += [(g.site, g.kind, g.failures) for g in v.graph_guards]
@@ -513,6 +603,11 @@ call_depth.entry_code = CompiledFunction.__call__.__code__
 
 HOPELESS_AFTER = 3  # compile failures with one reason for this many keys: the function stays interpreted
 MAX_FAILURE_REASONS = 16
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (time.monotonic), none below zero; None for no deadline."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def _relaxation(facts: list[tuple]) -> Any:
@@ -561,6 +656,30 @@ def _compiled(target: Callable, config: Config, configured: bool) -> Any:
     if isinstance(target, (staticmethod, classmethod)):
         return type(target)(_compiled(target.__func__, config, configured))
     return CompiledFunction(target, config)
+
+
+def wait(*fns: Any, timeout: float | None = None) -> bool:
+    """Block until the variants of `fns` (functions returned by `pyfront.compile`, or bound methods
+    of them) that compile in the background are ready, at most `timeout` seconds in all. True
+    when none is left compiling.
+
+    With the default `Config.wait_for_compile="never"`, a call that needs a new variant
+    runs in the interpreter while IREE compiles it on a background thread. A benchmark that
+    wants to time compiled calls only waits first:
+
+        step = pyfront.compile(train_step)
+        for _ in range(3):      # profiled, then the compile starts
+            step(x, y)
+        pyfront.wait(step)      # compiled calls from here on
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    done = True
+    for fn in fns:
+        target = getattr(fn, "__func__", fn)
+        if not isinstance(target, CompiledFunction):
+            raise TypeError(f"wait() needs functions returned by pyfront.compile, got {type(fn).__name__}")
+        done = target.wait(_left(deadline)) and done
+    return done
 
 
 def explain(fn: Any, *args: Any, **kwargs: Any) -> Report:

@@ -10,6 +10,8 @@
     PYFRONT_VERIFY          "first" (default), "off", or N: which compiled calls are verified
     PYFRONT_MAX_GRAPH_NODES graph size budget (default 20000; see pyfront/graph_budget.py)
     PYFRONT_COMPILE_TIMEOUT seconds one IREE compile may take (default 300)
+    PYFRONT_WAIT_FOR_COMPILE "never" (default), "always", or N: when a call waits for
+                            IREE to compile its variant instead of running in the interpreter
     PYFRONT_STRICT          "1": a call that would run in the interpreter (anything but
                             profiling, PYFRONT_DISABLE or CPython's own argument errors)
                             raises pyfront.StrictModeError listing every blocker instead
@@ -30,6 +32,17 @@ results, prints and state (runtime/verify.py); a disagreement retires the
 variant for good. "first": the first call of every new variant; N (an int):
 that and every Nth call of a variant; "off": none (for latency-critical code;
 the first compiled call then costs no interpreter run).
+
+`wait_for_compile`: a call that needs a new variant generates its graph and
+runs the passes (they read the call's arguments and state), then IREE compiles
+the module on a background thread (pyfront/compile_thread.py) while this and
+later calls of its key run in the interpreter; the variant switches in when
+ready. "never" (default): no call waits (a fresh 100-step or 1,000-step training
+loop is never slower than the interpreter for the compile; bench/first_steps.py);
+"always": the call waits, as a compile on its own thread would (the answer does
+not depend on how fast the compile is: the tests use it); N (an int): calls run
+in the interpreter while N of them have, then the next one waits. A module in the
+disk cache is loaded at once, whatever this says. Strict mode always waits.
 
 `passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
 otherwise a sequence of registered pass names, run in that order, that must
@@ -55,6 +68,15 @@ def _env_int(name: str, default: int | float, kind: type = int) -> int | float:
         raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}, got {value!r}") from None
 
 
+def _wait_policy(value: str | int) -> str | int:
+    """"never", "always" or a non-negative int (a string of digits, from the environment, becomes one)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if value in ("never", "always") or (type(value) is int and value >= 0):
+        return value
+    raise ValueError(f"wait_for_compile must be 'never', 'always' or a number of calls N >= 0, got {value!r}")
+
+
 def _verify_mode(value: str | int) -> str | int:
     """"first", "off" or a positive int (a string of digits, from the environment, becomes one)."""
     if isinstance(value, str) and value.strip().isdigit():
@@ -76,6 +98,7 @@ class Config:
     max_graph_nodes: int = field(default_factory=lambda: _env_int("PYFRONT_MAX_GRAPH_NODES", DEFAULT_MAX_NODES))
     compile_timeout: float = field(default_factory=lambda: _env_int("PYFRONT_COMPILE_TIMEOUT", 300.0, float))
     strict: bool = field(default_factory=lambda: os.environ.get("PYFRONT_STRICT", "") == "1")
+    wait_for_compile: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_WAIT_FOR_COMPILE", "never"))
 
     def __post_init__(self) -> None:
         if self.passes is not None:
@@ -87,6 +110,7 @@ class Config:
         if self.max_variants < 1:
             raise ValueError("max_variants must be at least 1")
         object.__setattr__(self, "verify", _verify_mode(self.verify))
+        object.__setattr__(self, "wait_for_compile", _wait_policy(self.wait_for_compile))
         if self.max_graph_nodes < 1:
             raise ValueError("max_graph_nodes must be at least 1")
         if not self.compile_timeout > 0:

@@ -83,6 +83,9 @@ class DataParallel:
         self.value_and_grad = pyfront.value_and_grad(loss)
         self.update = update
         if compile:
+            # Every rank switches to compiled code at the same step (a rank still interpreting
+            # while the others run compiled code may round differently: a resync).
+            options.setdefault("wait_for_compile", "always")
             self.value_and_grad = pyfront.compile(self.value_and_grad, **options)
             self.update = pyfront.compile(update, **options)
         self.steps = 0

@@ -138,6 +138,7 @@ class Report:
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the function
     # A function split around its collective statements (segments.py): (lines, that part's report or None)
     parts: list[tuple[str, Any]] = field(default_factory=list)
+    compiling: list[str] = field(default_factory=list)  # keys whose variant compiles in the background
 
     def line_notes(self) -> dict[int, list[str]]:
         """Source line -> what happened there (interpreter reasons, guards and their failures)."""
@@ -238,6 +239,7 @@ class Report:
             lines.append(f"  variant {i}: {v.signature}")
             lines.append(f"    {v.calls} calls; {origin} in {v.compile_seconds:.2f}s")
             lines.extend(f"    guard {g}" for g in v.guards)
+        lines.extend(f"  compiling in the background: {k}" for k in self.compiling)
         if self.interpreter_reasons:
             lines.append("  ran in the interpreter because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.interpreter_reasons.most_common())

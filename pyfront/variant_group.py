@@ -78,6 +78,7 @@ class VariantGroup:
         self._resolvers: list = []
         self._by_signature: dict[tuple, Any] = {}
         self.failed: dict[tuple, str] = {}  # signature -> why compiling for it failed
+        self.compiling: Any = None  # the variant being compiled for this key (pyfront/api.py's Compiling)
 
     def signature(self, args: tuple) -> tuple:
         out, errors = [], []
@@ -122,8 +123,9 @@ class VariantGroup:
         """Why compiling a variant for these arguments failed before, if it did."""
         return self.failed.get(self.signature(args)) if self.failed else None
 
-    def fail(self, args: tuple, reason: str) -> None:
-        remember(self.failed, self.signature(args), reason, MAX_FAILED)
+    def fail(self, signature: tuple, reason: str) -> None:
+        """Remember why compiling a variant for the state of `signature` (`signature(args)`) failed."""
+        remember(self.failed, signature, reason, MAX_FAILED)
 
     def add(self, variant: Any) -> None:
         self.variants = (*self.variants, variant)

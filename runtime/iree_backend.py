@@ -127,6 +127,7 @@ __all__ = [
     "LoadedModule",
     "Restriction",
     "check_available",
+    "cached_vmfb",
     "compile_vmfb",
     "get_backend",
     "portable",
@@ -321,20 +322,30 @@ def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu", timeout: float 
     child is killed and CompileTimeout raised (runtime/compiler_process.py).
     """
     be = get_backend(backend) if isinstance(backend, str) else backend
+    start = time.perf_counter()
+    found = cached_vmfb(mlir_text, be)
+    if found is not None:
+        return found
+    vmfb = _invoke_compiler(mlir_text, be, timeout)
+    cache = disk_cache.from_env()
+    if cache is not None:
+        cache.put(artifact_key(mlir_text, be), vmfb)
+    return CompileResult(vmfb, False, time.perf_counter() - start)
+
+
+def cached_vmfb(mlir_text: str, backend: str | Backend = "cpu") -> CompileResult | None:
+    """`compile_vmfb`'s answer when the disk cache holds it (no compiler runs), else None.
+
+    Raises `BackendRestriction` for a module the backend must not run, cached or not.
+    """
+    be = get_backend(backend) if isinstance(backend, str) else backend
     for restriction in be.restrictions:
         if restriction.found(mlir_text):
             raise BackendRestriction(be.name, restriction)
     start = time.perf_counter()
     cache = disk_cache.from_env()
-    key = artifact_key(mlir_text, be) if cache is not None else ""
-    if cache is not None:
-        vmfb = cache.get(key)
-        if vmfb is not None:
-            return CompileResult(vmfb, True, time.perf_counter() - start)
-    vmfb = _invoke_compiler(mlir_text, be, timeout)
-    if cache is not None:
-        cache.put(key, vmfb)
-    return CompileResult(vmfb, False, time.perf_counter() - start)
+    vmfb = cache.get(artifact_key(mlir_text, be)) if cache is not None else None
+    return None if vmfb is None else CompileResult(vmfb, True, time.perf_counter() - start)
 
 
 def artifact_key(mlir_text: str, backend: Backend) -> str:

@@ -14,14 +14,15 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pyfront.dialects.mlir import ir
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths
-from pyfront.runtime.iree_backend import (BackendRestriction, CompileTimeout, LoadedModule, compile_vmfb,
-                                          get_backend)
+from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, LoadedModule,
+                                          cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
@@ -36,20 +37,14 @@ from pyfront.guards import ShapeGuard
 from pyfront.specialize import describe_key
 
 
-def compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                    relaxed: dict | None = None, fp_checks_per_op: bool = False) -> Variant:
-    """Compile `fn` specialized for this call; raises `Unsupported` if it cannot.
+def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
+                    relaxed: dict | None = None, fp_checks_per_op: bool = False) -> PreparedVariant:
+    """Everything of compiling `fn` for this call that reads the call: graph generation, the pass
+    pipeline, the disk-cache lookup; `build()` does the rest. Raises `Unsupported` if it cannot compile.
 
     `relaxed` maps argument positions to their relaxation (specialize.spec_of);
     `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
-    A compile longer than about a second shows a progress line on a terminal (logs.progress).
     """
-    with logs.progress(f"{fn.__qualname__} {describe_key(key)}"):
-        return _compile_variant(fn, key, args, kwargs, config, profile, relaxed, fp_checks_per_op)
-
-
-def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                     relaxed: dict | None, fp_checks_per_op: bool) -> Variant:
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     with graph.context:
@@ -61,7 +56,6 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
                   if p != "bind-result-storage" or _reuses_storage(config)]
         run_passes(graph.module, passes, _dumper(fn, key, pyfront_ir))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
-        ins, outs = input_paths(f), output_paths(f)
         storage = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)]
         merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
@@ -72,34 +66,61 @@ def _compile_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pr
                     ShapeGuard(json.loads(expr), kind, site, reason))
                    for kind, site, reason, expr in _string_lists(f, ENTRY_GUARDS)]
         guards += [info for info, _ in hoisted]
+        fields = dict(
+            fn=fn, key=key, func_name=graph.func_name, input_paths=input_paths(f), output_paths=output_paths(f),
+            result_tree=graph.result, identity_guards=graph.identity_guards, state_guards=graph.state_guards,
+            graph_guards=guards, pyfront_ir=pyfront_ir, effects=graph.effects, commits=graph.commits,
+            mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
+            fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
+            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
+        )
         lowered = str(graph.module)
     del graph.module
     try:
-        compiled = compile_vmfb(lowered, config.backend, config.compile_timeout)
-    except (BackendRestriction, CompileTimeout) as e:  # the reason is ours, not IREE's
-        error = Unsupported(f"{fn.__qualname__}: {e}", filename=fn.__code__.co_filename)
-        error.lineno = fn.__code__.co_firstlineno
-        raise error from None
-    except Exception as e:  # noqa: BLE001 - a compiler failure must never fail the user's call
-        first = next((line for line in str(e).splitlines() if "error" in line), str(e)[:200])
-        error = Unsupported(f"IREE could not compile {fn.__qualname__}: {first.strip()}",
-                            filename=fn.__code__.co_filename)
-        error.lineno = fn.__code__.co_firstlineno
-        raise error from None
-    if compiled.cache_hit and logs.cache_log.isEnabledFor(logs.INFO):
-        logs.cache_log.info("%s %s: compiled module read from the disk cache in %.3fs (%s)",
-                            fn.__qualname__, describe_key(key), compiled.seconds, config.backend)
-    invoke = LoadedModule(compiled.vmfb, config.backend).function(graph.func_name)
-    return Variant(
-        fn=fn, key=key, func_name=graph.func_name, invoke=invoke,
-        input_paths=ins, output_paths=outs, result_tree=graph.result,
-        identity_guards=graph.identity_guards, state_guards=graph.state_guards,
-        graph_guards=guards, pyfront_ir=pyfront_ir,
-        compile_seconds=time.perf_counter() - start, cache_hit=compiled.cache_hit, effects=graph.effects,
-        commits=graph.commits, mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
-        fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
-        draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
-    )
+        cached = cached_vmfb(lowered, config.backend)
+    except BackendRestriction as e:  # the reason is ours, not IREE's
+        raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
+    return PreparedVariant(fn, key, config, lowered, fields, cached, time.perf_counter() - start)
+
+
+@dataclass
+class PreparedVariant:
+    """A variant whose module is lowered but not yet compiled by IREE (unless `cached`)."""
+
+    fn: Any
+    key: Any
+    config: Config
+    lowered: str  # the module IREE compiles
+    fields: dict  # the Variant's fields that graph generation and the passes determined
+    cached: CompileResult | None  # the disk cache's module, if it held one
+    seconds: float  # spent preparing
+
+    def build(self) -> Variant:
+        """Compile the module (unless cached) and load it: the runnable variant. Reads nothing of
+        the call or of Python state, so it may run on another thread (pyfront/compile_thread.py)."""
+        fn, config, start = self.fn, self.config, time.perf_counter()
+        compiled = self.cached
+        if compiled is None:
+            try:
+                compiled = compile_vmfb(self.lowered, config.backend, config.compile_timeout)
+            except CompileTimeout as e:  # the reason is ours, not IREE's
+                raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - a compiler failure must never fail the user's call
+                first = next((line for line in str(e).splitlines() if "error" in line), str(e)[:200])
+                raise _unsupported(fn, f"IREE could not compile {fn.__qualname__}: {first.strip()}") from None
+        elif logs.cache_log.isEnabledFor(logs.INFO):
+            logs.cache_log.info("%s %s: compiled module read from the disk cache in %.3fs (%s)",
+                                fn.__qualname__, describe_key(self.key), compiled.seconds, config.backend)
+        invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"])
+        return Variant(invoke=invoke, compile_seconds=self.seconds + time.perf_counter() - start,
+                       cache_hit=compiled.cache_hit, **self.fields)
+
+
+def _unsupported(fn, reason: str) -> Unsupported:
+    """Unsupported for a reason found compiling `fn` as a whole (reported at its `def` line)."""
+    error = Unsupported(reason, filename=fn.__code__.co_filename)
+    error.lineno = fn.__code__.co_firstlineno
+    return error
 
 
 def _copied_outputs(graph) -> frozenset:

@@ -240,13 +240,13 @@ def _count_compile_attempts(monkeypatch):
     from pyfront.runtime import jit
 
     attempts = []
-    real = jit.compile_variant
+    real = jit.prepare_variant
 
     def counted(*args, **kwargs):
         attempts.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(jit, "compile_variant", counted)
+    monkeypatch.setattr(jit, "prepare_variant", counted)
     return attempts
 
 

@@ -23,10 +23,10 @@ pytestmark = pytest.mark.iree
 @pytest.fixture
 def miscompiling(monkeypatch):
     """Every variant compiled from now on returns each output + 1."""
-    real = jit.compile_variant
+    real = jit.PreparedVariant.build
 
-    def compile_variant(*args, **kwargs):
-        variant = real(*args, **kwargs)
+    def build(prepared):
+        variant = real(prepared)
         invoke = variant.invoke
 
         def wrong(inputs, *rest):
@@ -36,7 +36,7 @@ def miscompiling(monkeypatch):
         variant.invoke = wrong
         return variant
 
-    monkeypatch.setattr(jit, "compile_variant", compile_variant)
+    monkeypatch.setattr(jit.PreparedVariant, "build", build)
 
 
 def double(x):

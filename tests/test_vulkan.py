@@ -26,7 +26,7 @@ import test_loops
 import test_state
 from differential import check
 from pyfront.runtime import jit
-from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, compile_vmfb
+from pyfront.runtime.iree_backend import BackendRestriction, LoadedModule, cached_vmfb, compile_vmfb
 from vulkan_support import on_vulkan, requires_vulkan  # noqa: F401 - on_vulkan is a fixture
 
 import pyfront
@@ -51,15 +51,15 @@ def _refusal_is_expected(test):
     def run(*args, **kwargs):
         refusals = []
 
-        def recording(mlir_text, backend="cpu", timeout=None):
+        def recording(mlir_text, backend="cpu"):  # where a backend's restrictions refuse a module
             try:
-                return compile_vmfb(mlir_text, backend, timeout)
+                return cached_vmfb(mlir_text, backend)
             except BackendRestriction as e:
                 refusals.append(str(e))
                 raise
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(jit, "compile_vmfb", recording)
+            mp.setattr(jit, "cached_vmfb", recording)
             try:
                 test(*args, **kwargs)
             except AssertionError as e:
