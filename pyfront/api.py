@@ -51,9 +51,15 @@ from pyfront.verification import Verdict, is_due, verified_call
 # "fp-error" (a floating-point event NumPy reports) is relaxed once, from deferred checks
 # to exact per-op ones (_deopt); after that the same code would raise it again.
 RELAXABLE = ("state", "branch")
-# Other in-graph assumptions (e.g. no integer division by zero) are given up after this
-# many failures; "raise" guards never are (raising is the interpreter's job, by design).
+# Other in-graph assumptions fail on data (a division by zero, a subnormal reaching an input):
+# after this many failures the variant is suspended, its calls run in the interpreter for
+# SUSPEND_CALLS calls, then it is tried again; each suspension doubles the next. Such data is
+# often transient: Adam's bias correction beta1**t is subnormal in float32 for 23 steps at
+# beta1=0.5 (t = 127..149), then exactly 0. "raise" guards are never counted (raising is the
+# interpreter's job, by design).
 GIVE_UP_AFTER = 8
+SUSPEND_CALLS = 64
+MAX_SUSPEND_CALLS = 1 << 20
 # Dispatch keys whose group is kept beyond those with live variants (their failures, remembered).
 MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
@@ -163,6 +169,8 @@ class CompiledFunction:
                 return self._profiled(call, args)
             if variant is None:
                 return self._interpret(reason, *call)
+        if variant.suspended_until > self._report.calls:  # a guard kept failing on recent data
+            return self._interpret(variant.suspension, *call)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
             return self._interpret(FP_ERRSTATE_REASON, *call)
         if not call_depth.has_room(variant.inlined_frames):
@@ -373,6 +381,7 @@ class CompiledFunction:
             if prepared.cached is not None or self._waits(compiling):
                 compiling.job.run()
                 return self._install(key, group)
+        prepared.in_background = True
         compile_thread.submit(compiling.job)
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s %s: compiling in the background (prepared in %.2fs)", self.__qualname__,
@@ -505,12 +514,24 @@ class CompiledFunction:
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"
                 group.fail(group.signature(args), retired)
-            elif deopt.kind != "raise" and self._report.deopt_reasons[site] >= GIVE_UP_AFTER:
-                group.remove(variant)
-                retired = f"gave up compiling: {site} failed {GIVE_UP_AFTER} times"
-                group.fail(group.signature(args), retired)
+            elif deopt.kind != "raise":
+                variant.strikes += 1
+                if variant.strikes >= GIVE_UP_AFTER:
+                    self._suspend(key, variant, site)
             if retired and logs.guards_log.isEnabledFor(logs.INFO):
                 logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
+
+    def _suspend(self, key: Any, variant, site: str) -> None:
+        """Send the variant's calls to the interpreter for a while (lock held): see SUSPEND_CALLS."""
+        calls = min(SUSPEND_CALLS << variant.suspensions, MAX_SUSPEND_CALLS)
+        variant.suspensions += 1
+        variant.strikes = 0
+        variant.suspended_until = self._report.calls + calls + 1  # (this call is counted)
+        variant.suspension = (f"compiled code suspended for {calls} calls: {site} failed {GIVE_UP_AFTER} times "
+                              "(tried again after)")
+        if logs.guards_log.isEnabledFor(logs.INFO):
+            logs.guards_log.info("%s %s: variant suspended (%s)", self.__qualname__, _describe_key(key),
+                                 variant.suspension)
 
     def _interpret(self, reason: str, args: tuple, kwargs: dict, chosen: bool = False) -> Any:
         """Run the call in the interpreter for `reason`; `chosen`: the user's choice or CPython's

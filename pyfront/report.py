@@ -55,8 +55,8 @@ HINTS: tuple[tuple[str, str], ...] = (
      "divide, over and invalid may be set to anything")),
     ("floating-point", ("NumPy reported a floating-point error here (see the RuntimeWarning): guard the "
      "inputs (np.clip, np.maximum(x, tiny) before np.log) so that no inf or NaN is made")),
-    ("gave up compiling", ("a guard kept failing (see 'deoptimized because'): make its assumption hold, "
-     "e.g. no integer division by zero")),
+    ("compiled code suspended", ("a guard kept failing on the data (see 'deoptimized because'): make its "
+     "assumption hold, e.g. no integer division by zero; the variant is tried again after the suspension")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
     ("try/except is not supported", "move try/except out of the compiled function"),
     ("an f-string is not supported", ("build strings outside the compiled function; print(...) of arrays and "

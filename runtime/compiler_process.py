@@ -16,7 +16,10 @@ so IREE_TOOL_PATH and IREE_SAVE_TEMPS work as for compile_str) runs with:
   waits for the child, so this happens only if the process dies. Elsewhere
   (no prctl) only the first two hold.
 
-`run_compiler(mlir_bytes, target_backends, flags, timeout)` returns the
+`niceness` lowers the child's priority (a compile in the background yields
+the CPU to the calls that run meanwhile: pyfront/compile_thread.py).
+
+`run_compiler(mlir_bytes, target_backends, flags, timeout, niceness)` returns the
 module's bytes, or raises `CompilerFailed` (its exit status and stderr) or
 `CompileTimeout`. tests/test_compile_limits.py.
 """
@@ -55,24 +58,28 @@ def _prctl():
 _PRCTL = _prctl()
 
 
-def _die_with_parent(parent: int):
-    def set_death_signal() -> None:  # runs in the child, between fork and exec
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
+def _child_setup(parent: int, niceness: int):
+    """What the child does between fork and exec: lower its priority, die with its parent."""
+    def setup() -> None:
+        if niceness:
+            os.nice(niceness)
+        if _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
 
-    return set_death_signal if _PRCTL is not None else None
+    return setup if niceness or _PRCTL is not None else None
 
 
 def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
-                 timeout: float | None) -> bytes:
+                 timeout: float | None, niceness: int = 0) -> bytes:
     from iree.compiler.tools.core import CompilerOptions, TempFileSaver, build_compile_command_line
 
     with TempFileSaver.implicit() as tfs:
         options = CompilerOptions(target_backends=target_backends, extra_args=flags)
         command = build_compile_command_line("-", tfs, options)
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, preexec_fn=_die_with_parent(os.getpid()))
+                                 stderr=subprocess.PIPE, preexec_fn=_child_setup(os.getpid(), niceness))
         try:
             out, err = child.communicate(mlir, timeout=timeout)
         except subprocess.TimeoutExpired:

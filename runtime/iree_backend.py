@@ -315,18 +315,20 @@ class CompileResult:
     seconds: float  # wall time of compile_vmfb, cache lookup included
 
 
-def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu", timeout: float | None = None) -> CompileResult:
+def compile_vmfb(mlir_text: str, backend: str | Backend = "cpu", timeout: float | None = None,
+                 niceness: int = 0) -> CompileResult:
     """Compile `mlir_text` for `backend` (a name or a `Backend`), through the on-disk cache.
 
     `timeout`: seconds `iree-compile` may run (None: no limit); past it, the
     child is killed and CompileTimeout raised (runtime/compiler_process.py).
+    `niceness`: how far below this process's priority `iree-compile` runs.
     """
     be = get_backend(backend) if isinstance(backend, str) else backend
     start = time.perf_counter()
     found = cached_vmfb(mlir_text, be)
     if found is not None:
         return found
-    vmfb = _invoke_compiler(mlir_text, be, timeout)
+    vmfb = _invoke_compiler(mlir_text, be, timeout, niceness)
     cache = disk_cache.from_env()
     if cache is not None:
         cache.put(artifact_key(mlir_text, be), vmfb)
@@ -375,15 +377,15 @@ def artifact_key(mlir_text: str, backend: Backend) -> str:
 _DATA_TILING = "--iree-dispatch-creation-data-tiling"
 
 
-def _invoke_compiler(mlir_text: str, backend: Backend, timeout: float | None = None) -> bytes:
+def _invoke_compiler(mlir_text: str, backend: Backend, timeout: float | None = None, niceness: int = 0) -> bytes:
     source, flags = mlir_text.encode("utf-8"), list(backend.flags)
     try:
-        return run_compiler(source, [backend.target], flags, timeout)
+        return run_compiler(source, [backend.target], flags, timeout, niceness)
     except CompilerFailed as e:
         if _DATA_TILING not in flags:
             raise CompileError(backend.name, e.stderr.strip()) from e
         try:
-            return run_compiler(source, [backend.target], [f for f in flags if f != _DATA_TILING], timeout)
+            return run_compiler(source, [backend.target], [f for f in flags if f != _DATA_TILING], timeout, niceness)
         except CompilerFailed:
             raise CompileError(backend.name, e.stderr.strip()) from e
 

@@ -115,6 +115,11 @@ class Variant:
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
+    # A guard that fails on data suspends the variant for a while (pyfront/api.py, SUSPEND_CALLS):
+    strikes: int = 0  # such failures since it last ran again
+    suspensions: int = 0
+    suspended_until: int = 0  # the function's call count from which it is tried again
+    suspension: str = ""  # why, for the calls it sends to the interpreter meanwhile
     _inputs: list = field(default_factory=list, repr=False)
     _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
     _host_draws: HostDraws | None = field(default=None, repr=False)

@@ -225,3 +225,34 @@ def test_product_underflowing_to_zero_in_numpy_too_runs_compiled():
     calls = [(f64(1e-200, 1.0), f64(1e-200, 2.0))] * 3
     compiled = check(product, calls)
     assert pyfront.explain(compiled).compiled_calls == 2
+
+
+class Moments:
+    """Adam's bias-correction power, as optimizers keep it: beta1**t, updated in place each step."""
+
+    def __init__(self):
+        self.b1_power = np.ones(1, np.float32)
+
+
+def bias_correction(m):
+    m.b1_power *= np.float32(0.5)
+    return 1 / (1 - m.b1_power)
+
+
+def test_a_variant_whose_guard_fails_on_passing_data_is_suspended_then_runs_again():
+    """0.5**t is subnormal in float32 for t = 127..149, then exactly 0: the calls of that window
+    deopt (8), run in the interpreter while the variant is suspended (64 calls), then compiled
+    again; every call and the state equal the interpreter's."""
+    compiled = check(bias_correction, [(Moments(),)])
+    model, plain = Moments(), Moments()
+    for t in range(1, 221):
+        assert np.array_equal(compiled(model), bias_correction(plain)), t
+        assert np.array_equal(model.b1_power, plain.b1_power), t
+    report = pyfront.explain(compiled)
+    suspended = [r for r in report.interpreter_reasons if r.startswith("compiled code suspended for 64 calls")]
+    assert suspended and report.interpreter_reasons[suspended[0]] == 64, str(report)
+    # t = 127 makes the first subnormal from a normal input: a NaN-marked result that the deferred
+    # floating-point checks deopt for once (recompiled with exact per-op checks); t = 128..135 deopt
+    # at the input guard, t = 136..199 are suspended, t = 200.. run compiled (0.5**t is 0 from t = 150).
+    assert report.deopts == 9 and report.compilations == 2, str(report)
+    assert report.compiled_calls == report.calls - 1 - 9 - 64, str(report)  # 1: check's call, profiled
