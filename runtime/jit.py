@@ -119,10 +119,12 @@ class PreparedVariant:
 
 
 # On a machine without an idle core, a compile in the background and the calls that run in
-# the interpreter meanwhile compete: the calls come first. Measured (2 cores, a fresh
-# 1,000-step loop of bench/programs/model_reinforce.py): 2.1 s at equal priority, 1.76 s
-# with this (NumPy alone: 0.87 s).
-BACKGROUND_NICENESS = 15
+# the interpreter meanwhile compete: the calls come first, but the compile must still make
+# progress when the caller keeps every core busy (multi-threaded BLAS): at nice 5 it gets a
+# quarter of a contended core (nice 15 got 3%, and compiles starved under a busy test suite).
+# Measured (2 cores, a fresh 1,000-step loop of bench/programs/model_reinforce.py): 2.1 s at
+# equal priority, 1.9 s at nice 5, 1.76 s at nice 15 (NumPy alone: 0.87 s).
+BACKGROUND_NICENESS = 5
 
 
 def _unsupported(fn, reason: str) -> Unsupported:
