@@ -68,22 +68,13 @@ def _env_int(name: str, default: int | float, kind: type = int) -> int | float:
         raise ValueError(f"{name} must be a{'n integer' if kind is int else ' number'}, got {value!r}") from None
 
 
-def _wait_policy(value: str | int) -> str | int:
-    """"never", "always" or a non-negative int (a string of digits, from the environment, becomes one)."""
+def _word_or_count(name: str, value: str | int, words: tuple[str, str], least: int, count: str) -> str | int:
+    """One of `words` or an int >= `least` (a string of digits, from the environment, becomes one)."""
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    if value in ("never", "always") or (type(value) is int and value >= 0):
+    if value in words or (type(value) is int and value >= least):
         return value
-    raise ValueError(f"wait_for_compile must be 'never', 'always' or a number of calls N >= 0, got {value!r}")
-
-
-def _verify_mode(value: str | int) -> str | int:
-    """"first", "off" or a positive int (a string of digits, from the environment, becomes one)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if value in ("first", "off") or (type(value) is int and value >= 1):
-        return value
-    raise ValueError(f"verify must be 'first', 'off' or a positive integer N (every Nth call), got {value!r}")
+    raise ValueError(f"{name} must be {words[0]!r}, {words[1]!r} or {count}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -109,8 +100,10 @@ class Config:
             raise ValueError("profile_calls must be at least 1")
         if self.max_variants < 1:
             raise ValueError("max_variants must be at least 1")
-        object.__setattr__(self, "verify", _verify_mode(self.verify))
-        object.__setattr__(self, "wait_for_compile", _wait_policy(self.wait_for_compile))
+        object.__setattr__(self, "verify", _word_or_count("verify", self.verify, ("first", "off"), 1,
+                                                          "a positive integer N (every Nth call)"))
+        object.__setattr__(self, "wait_for_compile", _word_or_count(
+            "wait_for_compile", self.wait_for_compile, ("never", "always"), 0, "a number of calls N >= 0"))
         if self.max_graph_nodes < 1:
             raise ValueError("max_graph_nodes must be at least 1")
         if not self.compile_timeout > 0:

@@ -226,3 +226,12 @@ def test_a_process_does_not_wait_for_a_pending_compile_at_exit(tmp_path):
 def test_wait_rejects_what_pyfront_did_not_compile():
     with pytest.raises(TypeError, match="needs functions returned by pyfront.compile"):
         pyfront.wait(affine)
+
+
+def test_the_policy_is_checked_and_read_from_the_environment(monkeypatch):
+    with pytest.raises(ValueError, match="wait_for_compile must be 'never', 'always' or a number of calls"):
+        pyfront.Config(wait_for_compile="sometimes")
+    monkeypatch.setenv("PYFRONT_WAIT_FOR_COMPILE", "3")
+    assert pyfront.Config().wait_for_compile == 3
+    monkeypatch.delenv("PYFRONT_WAIT_FOR_COMPILE")
+    assert pyfront.Config().wait_for_compile == "never"
