@@ -1,7 +1,11 @@
 """The one place that imports the MLIR Python bindings (shipped in iree-base-compiler)."""
 
 from iree.compiler import ir, passmanager, rewrite
+from iree.compiler._mlir_libs import _mlir
 from iree.compiler.dialects import arith, func, linalg, math, scf, tensor
+
+# Where the bindings find a module for each namespace of pyfront's ops (dialects/dialect_modules).
+_mlir.globals.append_dialect_search_prefix(__name__.rpartition(".")[0] + ".dialect_modules")
 
 __all__ = ["arith", "func", "ir", "linalg", "math", "new_context", "passmanager", "rewrite", "scf", "tensor", "walk"]
 

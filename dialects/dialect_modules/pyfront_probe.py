@@ -1,0 +1,1 @@
+"""The `pyfront_probe` namespace (passes/materialize_splats.py) for the MLIR bindings' lookup."""
