@@ -92,6 +92,15 @@ def available(system: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _cpu_model() -> str:
+    """The CPU's name (results differ between AVX2 and AVX-512 hosts)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "CPU unknown")
+    except OSError:
+        return "CPU unknown"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[100, 1000])
@@ -107,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     lines = ["# Fresh training loops: seconds for N steps in a new process, empty caches",
              "", f"python -m bench.first_steps --steps {' '.join(map(str, opts.steps))} --repeats {opts.repeats}; "
              f"median of {opts.repeats} processes; (x NumPy: below 1 is faster); pyfront: calls that ran compiled.",
-             f"Machine: {os.cpu_count()} cores. Not installed here: "
+             f"Machine: {os.cpu_count()} cores, {_cpu_model()}. Not installed here: "
              f"{', '.join(c for c, s, _ in CONFIGURATIONS if not available(s)) or 'none'}.", "",
              "| program | steps | " + " | ".join(c for c, _, _ in configurations) + " |",
              "|---|---|" + "---|" * len(configurations)]
