@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 
-
 class Pending:
     """A compile submitted to the compile thread; `done` is set once it has an outcome."""
 

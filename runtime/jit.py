@@ -1,5 +1,10 @@
 """From a call to a runnable variant: graph generation, the pass pipeline, IREE.
 
+In two steps: `prepare_variant` reads the call (graph generation, passes, the
+disk-cache lookup) on the caller's thread; `PreparedVariant.build` compiles with
+IREE and loads the module, on the caller's thread or on the compile thread
+(pyfront/compile_thread.py; `Config.wait_for_compile` chooses).
+
 The pipeline is `config.passes` (checked by passes.pipeline.check_pipeline) or
 the default JIT_PIPELINE. With PYFRONT_DUMP_DIR set, the IR of every compiled
 variant is written after each stage: `<dir>/<function>/<n>-<key>/00-pyfront.mlir`
