@@ -116,9 +116,9 @@ def compiler_calls(monkeypatch) -> list:
     calls = []
     real = iree_backend._invoke_compiler
 
-    def counting(mlir_text, backend, timeout=None):
+    def counting(mlir_text, backend, timeout=None, niceness=0):
         calls.append(backend.name)
-        return real(mlir_text, backend, timeout)
+        return real(mlir_text, backend, timeout, niceness)
 
     monkeypatch.setattr(iree_backend, "_invoke_compiler", counting)
     return calls
