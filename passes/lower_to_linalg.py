@@ -44,9 +44,10 @@ def lower_to_linalg(module: ir.Operation) -> None:
         patterns.add(prim.op_name, _pattern(prim))
     rewrite.apply_patterns_and_fold_greedily(module, patterns.freeze())
     leftover = []
+    names = {p.op_name for p in all_primitives()}
 
     def find(op):
-        if op.name in {p.op_name for p in all_primitives()}:
+        if op.name in names:
             leftover.append(op)
         return ir.WalkResult.ADVANCE
 

@@ -1,7 +1,8 @@
 """From a call to a runnable variant: graph generation, the pass pipeline, IREE.
 
 In two steps: `prepare_variant` reads the call (graph generation, passes, the
-disk-cache lookup) on the caller's thread; `PreparedVariant.build` compiles with
+disk-cache lookups; a module lowered before comes from the disk cache:
+runtime/lowered_cache.py) on the caller's thread; `PreparedVariant.build` compiles with
 IREE and loads the module, on the caller's thread or on the compile thread
 (pyfront/compile_thread.py; `Config.wait_for_compile` chooses).
 
@@ -24,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from pyfront.dialects.mlir import ir
-from pyfront.passes import JIT_PIPELINE, run_passes
+from pyfront.passes import JIT_PIPELINE
 from pyfront.passes.funcs import functions, input_paths, output_paths
 from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, LoadedModule,
                                           cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
+from pyfront.runtime.lowered_cache import lower
 from pyfront.runtime.results import Output, leaves
 from pyfront.runtime.variant import GuardInfo, Variant
 
@@ -59,8 +61,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         pyfront_ir = str(graph.module)
         passes = [p for p in config.passes or JIT_PIPELINE
                   if p != "bind-result-storage" or _reuses_storage(config)]
-        run_passes(graph.module, passes, _dumper(fn, key, pyfront_ir))
-        (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
+        module = lower(graph.module, passes, _dumper(fn, key, pyfront_ir))
+        (f,) = [f for f in functions(module.operation) if f.name.value == graph.func_name]
         storage = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)]
         merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
@@ -79,8 +81,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
             draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
         )
-        lowered = str(graph.module)
-    del graph.module
+        lowered = str(module)
+    del graph.module, module
     try:
         cached = cached_vmfb(lowered, config.backend)
     except BackendRestriction as e:  # the reason is ours, not IREE's

@@ -1,0 +1,99 @@
+"""The pass pipeline through the disk cache (runtime/lowered_cache.py).
+
+A function prepared before, in this process or another one sharing the disk
+cache, gets its lowered module from the cache: the passes do not run, and the
+variant is the one they would have made (same IREE input, same guards and
+sites, same results).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyfront
+from pyfront.runtime import disk_cache, lowered_cache
+from tests.differential import assert_same
+
+pytestmark = pytest.mark.iree
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYFRONT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def pass_runs(monkeypatch):
+    """How many times lowered_cache ran the pass pipeline."""
+    runs = []
+    real = lowered_cache.run_passes
+    monkeypatch.setattr(lowered_cache, "run_passes", lambda *a, **k: (runs.append(a[1]), real(*a, **k)))
+    return runs
+
+
+def scaled_tanh(x, w):
+    return np.tanh(x @ w) / np.sqrt(x.shape[1])
+
+
+X, W = np.linspace(-1, 1, 32).reshape(4, 8), np.linspace(-0.5, 0.5, 24).reshape(8, 3)
+
+
+def compiled(fn, *args):
+    """A new compiled function after enough calls to run compiled; the variant it made."""
+    f = pyfront.compile(fn, profile_calls=1)
+    for _ in range(3):
+        assert_same(fn(*args), f(*args))
+    (variant,) = [v for group in f._groups.values() for v in group.variants]
+    assert pyfront.explain(f).compiled_calls >= 2
+    return f, variant
+
+
+def test_a_function_lowered_before_skips_the_passes_and_gets_the_same_module(pass_runs):
+    _, first = compiled(scaled_tanh, X, W)
+    assert len(pass_runs) == 1
+    _, second = compiled(scaled_tanh, X, W)  # a new CompiledFunction: prepared again
+    assert len(pass_runs) == 1
+    assert second.pyfront_ir == first.pyfront_ir
+    assert second.graph_guards == first.graph_guards
+    assert second.cache_hit  # the same IREE input, so IREE's own disk-cache entry
+
+
+def test_the_same_code_at_another_line_is_lowered_for_its_own_sites(pass_runs):
+    def here(x, w):
+        return np.tanh(x @ w) / np.sqrt(x.shape[1])
+
+    _, a = compiled(scaled_tanh, X, W)
+    _, b = compiled(here, X, W)
+    assert len(pass_runs) == 2  # the locations differ: another key
+    for fn, variant in ((here, b), (scaled_tanh, a)):
+        lines = {str(fn.__code__.co_firstlineno), str(fn.__code__.co_firstlineno + 1)}  # the def and the return
+        assert {g.site.split(":")[1] for g in variant.graph_guards} == lines
+
+
+def test_another_unroll_budget_is_another_key(pass_runs, monkeypatch):
+    compiled(scaled_tanh, X, W)
+    monkeypatch.setenv("PYFRONT_UNROLL_BUDGET", "0")
+    compiled(scaled_tanh, X, W)
+    assert len(pass_runs) == 2
+
+
+def test_an_entry_that_does_not_parse_is_ignored(pass_runs, monkeypatch):
+    keys = []
+    real_key = lowered_cache._key
+    monkeypatch.setattr(lowered_cache, "_key", lambda *a: keys.append(real_key(*a)) or keys[-1])
+    compiled(scaled_tanh, X, W)
+    disk_cache.from_env().put(keys[0], b"func.func @broken(")
+    compiled(scaled_tanh, X, W)
+    assert len(pass_runs) == 2
+    assert disk_cache.from_env().get(keys[0]).startswith(b"#loc")  # rewritten by the run that lowered it
+
+
+@pytest.mark.parametrize("setting", ["PYFRONT_CACHE_DIR=off", "PYFRONT_DUMP_DIR"])
+def test_no_cache_and_ir_dumps_run_the_passes(pass_runs, monkeypatch, tmp_path, setting):
+    name, _, value = setting.partition("=")
+    monkeypatch.setenv(name, value or str(tmp_path / "dumps"))
+    compiled(scaled_tanh, X, W)
+    compiled(scaled_tanh, X, W)
+    assert len(pass_runs) == 2
