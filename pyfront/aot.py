@@ -322,11 +322,11 @@ def _result(fn, node: Any) -> dict:
 
 
 def _compile(fn, mlir: str, backend: str) -> tuple[bytes, tuple[str, ...]]:
-    from pyfront.runtime.iree_backend import CompileError, compile_vmfb, portable
+    from pyfront.runtime.iree_backend import CompileError, compile_flags, compile_vmfb, portable
 
     be = portable(backend)
     try:
-        return compile_vmfb(mlir, be).vmfb, be.flags
+        return compile_vmfb(mlir, be).vmfb, compile_flags(mlir, be)
     except CompileError as e:
         raise ExportError(f"IREE could not compile {fn.__qualname__} for {backend!r}:\n{e.diagnostics}") from None
 

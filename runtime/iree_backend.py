@@ -97,6 +97,7 @@ import ctypes
 import dataclasses
 import functools
 import importlib.metadata
+import math
 import os
 import platform
 import re
@@ -168,8 +169,9 @@ class Backend:
 # `-cpu=host` specializes code to this machine's CPU: right for a JIT,
 # wrong for artifacts shipped elsewhere (the cache key includes the CPU).
 # IREE demotes f64 to f32 by default; NumPy semantics need real float64.
-# Data tiling with microkernels makes matmuls 1.3-2x faster here
-# (bench/mlp_forward.py, 2 cores).
+# Data tiling with microkernels makes large matmuls 1.3-2.5x faster here
+# (bench/mlp_forward.py, 2 cores); a module without one drops both
+# (`compile_flags`).
 _CPU_FLAGS = (
     "--iree-llvmcpu-target-cpu=host",
     "--iree-input-demote-f64-to-f32=false",
@@ -357,12 +359,13 @@ def artifact_key(mlir_text: str, backend: Backend) -> str:
     "cpu-sync" compile the same artifact and share it.
     """
     compiler, runtime, pyfront = _versions()
-    host = _host_cpu() if any(f.endswith("=host") for f in backend.flags) else ""
+    flags = compile_flags(mlir_text, backend)
+    host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
     return disk_cache.make_key(
         "pyfront-vmfb",
         mlir_text,
         backend.target,
-        "\0".join(backend.flags),
+        "\0".join(flags),
         compiler,
         runtime,
         pyfront,
@@ -376,9 +379,37 @@ def artifact_key(mlir_text: str, backend: Backend) -> str:
 # slower matmuls, not the interpreter.
 _DATA_TILING = "--iree-dispatch-creation-data-tiling"
 
+# Data tiling packs a matmul's operands into the tiles of IREE's microkernels
+# on every call; it pays for large matmuls only. Measured (2 cores, float32,
+# median step, tests interleaved; `np.maximum(x @ w + b, 0)` with n x n
+# operands): n = 256: 1.36 ms with it, 0.67 without; n = 512: 7.5 vs 6.3 ms;
+# n = 768: 20.6 vs 23.8 ms; bench mlp_forward 256x784 @ 784x1024: 6.7 vs
+# 14.6 ms; bench mlp_train_step 128x784-256-10: 4.1 vs 2.3 ms. Without it a
+# module compiles 35-65% faster. So a module whose largest matmul is at most
+# this many multiply-adds compiles without data tiling or microkernels.
+DATA_TILING_MIN_MACS = 2**27
+_MATMUL_OPERANDS = re.compile(r"linalg\.(?:batch_)?matmul ins\([^:]*: tensor<([0-9?x]+)x\w+>, tensor<(?:[0-9?]+x)*([0-9?]+)x\w+>\)")
+_WITHOUT_DATA_TILING = {_DATA_TILING: None, "--iree-llvmcpu-enable-ukernels=all": "--iree-llvmcpu-enable-ukernels=none"}
+
+
+def compile_flags(mlir_text: str, backend: Backend) -> tuple[str, ...]:
+    """`backend`'s flags for compiling `mlir_text`: without data tiling where its matmuls are small."""
+    if _DATA_TILING not in backend.flags or _largest_matmul(mlir_text) > DATA_TILING_MIN_MACS:
+        return backend.flags
+    return tuple(_WITHOUT_DATA_TILING.get(f, f) for f in backend.flags if _WITHOUT_DATA_TILING.get(f, f))
+
+
+def _largest_matmul(mlir_text: str) -> float:
+    """The most multiply-adds of one `linalg.matmul`/`batch_matmul` in `mlir_text` (inf for a dynamic size)."""
+    largest = 0.0
+    for lhs, n in _MATMUL_OPERANDS.findall(mlir_text):
+        dims = [*lhs.split("x"), n]  # [batch,] m, k, then n
+        largest = max(largest, math.inf if "?" in dims else math.prod(map(int, dims)))
+    return largest
+
 
 def _invoke_compiler(mlir_text: str, backend: Backend, timeout: float | None = None, niceness: int = 0) -> bytes:
-    source, flags = mlir_text.encode("utf-8"), list(backend.flags)
+    source, flags = mlir_text.encode("utf-8"), list(compile_flags(mlir_text, backend))
     try:
         return run_compiler(source, [backend.target], flags, timeout, niceness)
     except CompilerFailed as e:

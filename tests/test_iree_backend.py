@@ -413,6 +413,47 @@ def test_artifact_key_depends_on_what_changes_the_artifact():
     assert key != iree_backend.artifact_key(SMALL_MLIR, other_flags)
 
 
+def _matmul_module(lhs: str, rhs: str) -> str:
+    m, k = lhs.split("x")
+    n = rhs.split("x")[1]
+    return textwrap.dedent(f"""
+        func.func @mm(%a: tensor<{lhs}xf32>, %b: tensor<{rhs}xf32>) -> tensor<{m}x{n}xf32> {{
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<{m}x{n}xf32>
+          %init = linalg.fill ins(%zero : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+          %r = linalg.matmul ins(%a, %b : tensor<{lhs}xf32>, tensor<{rhs}xf32>) outs(%init : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+          return %r : tensor<{m}x{n}xf32>
+        }}""")
+
+
+@pytest.mark.parametrize("lhs, rhs, tiled", [("256x784", "784x1024", True), ("512x512", "512x512", False),
+                                              ("8x3", "3x4", False)])
+def test_data_tiling_only_for_matmuls_large_enough_to_pay_for_it(lhs, rhs, tiled):
+    flags = iree_backend.compile_flags(_matmul_module(lhs, rhs), BACKENDS["cpu"])
+    assert ("--iree-dispatch-creation-data-tiling" in flags) == tiled
+    assert ("--iree-llvmcpu-enable-ukernels=all" in flags) == tiled
+    assert "--iree-llvmcpu-target-cpu=host" in flags
+
+
+def test_the_flags_chosen_for_a_module_are_in_its_key():
+    small, large = _matmul_module("8x3", "3x4"), _matmul_module("256x784", "784x1024")
+    cpu = BACKENDS["cpu"]
+    kept = iree_backend.Backend("x", "llvm-cpu", "local-task", iree_backend.compile_flags(large, cpu))
+    dropped = iree_backend.Backend("x", "llvm-cpu", "local-task", iree_backend.compile_flags(small, cpu))
+    assert iree_backend.artifact_key(large, cpu) == iree_backend.artifact_key(large, kept)
+    assert iree_backend.artifact_key(small, cpu) == iree_backend.artifact_key(small, dropped)
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("m", [2, 256])  # without and with data tiling
+def test_matmuls_either_side_of_the_data_tiling_threshold_match_numpy(m):
+    a = np.linspace(-1, 1, m * 784, dtype=np.float32).reshape(m, 784)
+    b = np.linspace(-1, 1, 784 * 1024, dtype=np.float32).reshape(784, 1024)
+    vmfb = compile_vmfb(_matmul_module(f"{m}x784", "784x1024"), "cpu").vmfb
+    (out,) = LoadedModule(vmfb, "cpu").function("mm")([a, b])
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
 def test_concurrent_puts_never_expose_a_partial_entry(tmp_path):
     cache = disk_cache.DiskCache(tmp_path)
     key = disk_cache.make_key("k")
