@@ -102,11 +102,15 @@ class Primitive:
         return tuple(self.shape_rule(*shapes, **params)), np.dtype(self.dtype_rule(*dtypes, **params))
 
     def build(self, operands: list[ir.Value], *, loc: ir.Location | None = None, **params: Any) -> ir.Value:
-        """Emit `pyfront.<name>` at the current insertion point and return its result."""
+        """Emit `pyfront.<name>` at the current insertion point and return its result.
+
+        Raises TypeError for an operand that is not a tensor of a supported dtype (`tensor_dtype`),
+        and what `infer` raises: the op is built right, so `_check` need not verify it again.
+        """
         shapes = [shape_of(v.type) for v in operands]
         dtypes = [tensor_dtype(v.type) for v in operands]
         shape, dtype = self.infer(shapes, dtypes, params)
-        return self.opdef.build(operands, [tensor_type(shape, dtype)], loc=loc, **params).result
+        return self.opdef.build(operands, [tensor_type(shape, dtype)], loc=loc, inferred=True, **params).result
 
     def _check(self, v: OpView) -> str | None:
         types = [o.type for o in v.operands] + [v.result.type]
