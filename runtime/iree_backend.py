@@ -381,7 +381,7 @@ _DATA_TILING = "--iree-dispatch-creation-data-tiling"
 
 # Data tiling packs a matmul's operands into the tiles of IREE's microkernels
 # on every call; it pays for large matmuls only. Measured (2 cores, float32,
-# median step, tests interleaved; `np.maximum(x @ w + b, 0)` with n x n
+# median step, runs interleaved; `np.maximum(x @ w + b, 0)` with n x n
 # operands): n = 256: 1.36 ms with it, 0.67 without; n = 512: 7.5 vs 6.3 ms;
 # n = 768: 20.6 vs 23.8 ms; bench mlp_forward 256x784 @ 784x1024: 6.7 vs
 # 14.6 ms; bench mlp_train_step 128x784-256-10: 4.1 vs 2.3 ms. Without it a
@@ -396,7 +396,8 @@ def compile_flags(mlir_text: str, backend: Backend) -> tuple[str, ...]:
     """`backend`'s flags for compiling `mlir_text`: without data tiling where its matmuls are small."""
     if _DATA_TILING not in backend.flags or _largest_matmul(mlir_text) > DATA_TILING_MIN_MACS:
         return backend.flags
-    return tuple(_WITHOUT_DATA_TILING.get(f, f) for f in backend.flags if _WITHOUT_DATA_TILING.get(f, f))
+    replaced = (_WITHOUT_DATA_TILING.get(f, f) for f in backend.flags)
+    return tuple(f for f in replaced if f is not None)
 
 
 def _largest_matmul(mlir_text: str) -> float:
