@@ -54,7 +54,9 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("underflow is not 'ignore'", ("call with NumPy's default for underflow, np.errstate(under='ignore'); "
      "divide, over and invalid may be set to anything")),
     ("floating-point", ("NumPy reported a floating-point error here (see the RuntimeWarning): guard the "
-     "inputs (np.clip, np.maximum(x, tiny) before np.log) so that no inf or NaN is made")),
+     "inputs (np.clip, np.maximum(x, tiny) before np.log) so that no inf or NaN is made; if NumPy reported "
+     "none, a result here was subnormal (below np.finfo(dtype).tiny), which IREE's CPU code flushes to zero, "
+     "so such calls run in the interpreter (dialects/primitives/subnormal.py)")),
     ("compiled code suspended", ("a guard kept failing on the data (see 'deoptimized because'): make its "
      "assumption hold, e.g. no integer division by zero; the variant is tried again after the suspension")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
