@@ -160,6 +160,18 @@ def _weak_dtype(v: Any):
     raise Unsupported(f"NumPy operand of type {type(value).__name__} is not supported")
 
 
+def _promotion_operand(v: Any):
+    """What `np.result_type` must see for an operand to promote it as NumPy does.
+
+    A Python scalar is weak only as a *value*: `np.result_type(0.5, float32)` is float32 but
+    `np.result_type(float, float32)` is float64 (unlike `ufunc.resolve_dtypes`, which `_weak_dtype`
+    serves). So a Python scalar computed at run time stands in as a value of its type.
+    """
+    if isinstance(v, Tensor):
+        return v.pytype(0) if v.is_python_scalar else v.dtype
+    return v.value if type(v.value) in (int, float) else _weak_dtype(v)
+
+
 def _cast_operand(v: Any, dtype: np.dtype) -> ir.Value:
     if isinstance(v, Tensor):
         if v.pytype is int and dtype != INT64:
@@ -537,8 +549,7 @@ def where(cond: Any, x: Any, y: Any) -> Any:
     cond, x, y = (array_operand(o) for o in (cond, x, y))
     c = astype(to_tensor(cond) if not isinstance(cond, Known) else constant(cond.value), BOOL)
     try:
-        dtype = check_dtype(np.result_type(*(o.value if isinstance(o, Known) and type(o.value) in (int, float)
-                                              else _weak_dtype(o) for o in (x, y))))
+        dtype = check_dtype(np.result_type(*(_promotion_operand(o) for o in (x, y))))
     except TypeError as e:
         raise Unsupported(f"np.where: {e}") from None
     xs = [_cast_operand(o, dtype) for o in (x, y)]
