@@ -33,10 +33,11 @@ def floor_at(x, floor):
 
 
 @pytest.mark.parametrize("x", [np.linspace(-1, 1, 5, dtype=np.float32), np.float32(0.375)])
-def test_a_python_float_made_a_runtime_operand_stays_weak_in_np_where(x):
-    # NumPy 2 promotes a Python float with float32 to float32; before, np.where of the runtime float
-    # gave float64 (found by the fuzzer, seed 11; the verified first call caught it).
-    compiled = check(floor_at, [(x, floor) for floor in (0.5, 0.25, -0.125, 1.5, 0.0)], profile_calls=2)
+@pytest.mark.parametrize("floors", [(0.5, 0.25, -0.125, 1.5, 0.0), (1, 0, -1, 2, 3)])
+def test_a_python_scalar_made_a_runtime_operand_stays_weak_in_np_where(x, floors):
+    # NumPy 2 promotes a Python float or int with float32 to float32; before, np.where of the runtime
+    # scalar gave float64 (found by the fuzzer, seeds 11 and 13; the verified first call caught it).
+    compiled = check(floor_at, [(x, floor) for floor in floors], profile_calls=2)
     report = pyfront.explain(compiled)
     assert report.compiled_calls >= 3 and report.compilations == 1, str(report)
 
