@@ -269,10 +269,26 @@ class BufferGuard:
             return False
         if not all(v.flags.writeable for v, w in zip(values, self.written) if w):
             return False
+        pairs = self._checked_pairs
+        if len(pairs) <= _PAIRWISE_MAX:
+            return not any(np.may_share_memory(values[i], values[j]) for i, j in pairs)
         return not _written_overlap(values, self.groups, self.written)
+
+    @functools.cached_property
+    def _checked_pairs(self) -> list[tuple[int, int]]:
+        """The pairs whose overlap matters: of two groups, at least one written."""
+        n, groups, written = len(self.groups), self.groups, self.written
+        return [(i, j) for i in range(n) for j in range(i + 1, n)
+                if groups[i] != groups[j] and (written[i] or written[j])]
 
     def describe(self) -> str:
         return f"arrays at {', '.join(map(str, self.paths))} alias as at compile time, written ones writeable"[:160]
+
+
+# Up to this many pairs, np.may_share_memory on each pair (~0.5 us) beats the sorted sweep
+# of _written_overlap (~4 us per array, for its Python-level byte bounds). Measured, n arrays
+# all written: n = 2: 0.7 vs 12.9 us; 8: 15 vs 39; 12: 27 vs 48; 16 (120 pairs): 61 vs 65.
+_PAIRWISE_MAX = 100
 
 
 def _written_overlap(values: list, groups: tuple[int, ...], written: tuple[bool, ...]) -> bool:

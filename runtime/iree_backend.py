@@ -631,9 +631,20 @@ def _hal_type(dtype: np.dtype):
 
 
 def _np_type(element_type) -> np.dtype:
-    dt = np.dtype(ireert.HalElementType.map_to_dtype(element_type))
-    _NP_TYPES[element_type] = dt
+    dt = _NP_TYPES.get(element_type)  # (not `get(...) or`: a dtype without fields is falsy)
+    if dt is None:
+        dt = _NP_TYPES[element_type] = np.dtype(ireert.HalElementType.map_to_dtype(element_type))
     return dt
+
+
+def _copied(bv, dtype: np.dtype) -> np.ndarray:
+    """A new C-contiguous array holding the buffer view's contents (the caller owns it).
+
+    Read through the mapping's buffer protocol: `MappedMemory.asarray` costs
+    three times as much (1.2 us more per result, measured).
+    """
+    shape = bv.shape
+    return np.frombuffer(bv.map(), dtype, math.prod(shape)).reshape(shape).copy()
 
 
 # What a result becomes (`modes` of a call): see the module docstring.
@@ -926,18 +937,19 @@ class _Function:
                 claims.append(kept[1].span)
                 pending.append((i, bv, kept[1].dtype, None, kept))
                 continue
-            et = bv.element_type
-            dtype = _NP_TYPES.get(et) or _np_type(et)
+            dtype = _np_type(bv.element_type)
             if self._import_alignment:
                 staged.append((i, bv, dtype))
                 continue
+            if mode != RESIDENT or not may_reside:
+                results[i] = _copied(bv, dtype)
+                continue
             mapped = bv.map().asarray(bv.shape, dtype)
-            if mode == RESIDENT and may_reside and mapped.nbytes:
+            if mapped.nbytes:
                 start = ctypes.addressof(ctypes.c_char.from_buffer(mapped))
                 claims.append((start, start + mapped.nbytes))
                 pending.append((i, bv, dtype, mapped, None))
             else:
-                # .copy(): the mapping is a view of IREE's buffer; see the docstring.
                 results[i] = mapped.copy()
         table = self._resident
         spans = None if not pending or all_disjoint(claims) else MemorySpans(seen)  # None: every claim holds
