@@ -86,6 +86,13 @@ CMPOPS = {
     ast.Is: (operator.is_, None), ast.IsNot: (operator.is_not, None),
     ast.In: (lambda a, b: a in b, None), ast.NotIn: (lambda a, b: a not in b, None),
 }
+RUNTIME_FSTRING = "an f-string of a value computed at run time"
+# Builtins whose call has no effect: an operand of and/or made of them and of operators may be
+# evaluated whether or not Python evaluates it (graphgen._short_circuit).
+_PURE_CALL_NAMES = frozenset({"len", "abs", "min", "max", "int", "float", "bool", "round", "isinstance"})
+# Values whose text is fixed by their value (so an f-string of them is a constant): not
+# objects, whose __format__ could read state or differ per call.
+_TEXT_BY_VALUE = (int, float, bool, str, complex, type(None), np.dtype)
 # Builtins evaluated at compile time when all their arguments are constants.
 PURE_BUILTINS = {
     abs, all, any, bool, divmod, float, int, isinstance, len, max, min, pow, range, round, str,
@@ -582,6 +589,24 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
     def visit_Constant(self, node: ast.Constant) -> Known:
         return Known(node.value)
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Known:
+        # Of values known while compiling (`params[f"W{i}"]` in an unrolled loop, `f"{x.shape}"`),
+        # an f-string is a constant; of a run-time value it would be text the graph cannot make.
+        return Known("".join(self.visit(part).value for part in node.values))
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Known:
+        value = self.visit(node.value)
+        if not isinstance(value, Known) or not _formats_alike(value.value):
+            raise Unsupported(f"{RUNTIME_FSTRING} is not supported by the compiler", node)
+        v = value.value
+        if node.conversion != -1:
+            v = {ord("s"): str, ord("r"): repr, ord("a"): ascii}[node.conversion](v)
+        spec = "" if node.format_spec is None else self.visit(node.format_spec).value
+        try:
+            return Known(format(v, spec))
+        except (ValueError, TypeError) as e:  # a bad format spec: the interpreter raises it
+            raise Unsupported(f"the f-string raises {type(e).__name__}: {e}", node) from None
+
     def visit_Name(self, node: ast.Name) -> Any:
         return self._load_name(node.id, node)
 
@@ -742,40 +767,83 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         return S.operator(uf, operand)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
-        if len(node.ops) != 1:
-            left = self.visit(node.left)
-            rights = [self.visit(c) for c in node.comparators]
-            if all(isinstance(v, Known) for v in [left] + rights):
-                result = True
-                for op, r in zip(node.ops, rights):
-                    result = result and CMPOPS[type(op)][0](left.value, r.value)
-                    left = r
-                return Known(result)
-            raise Unsupported("chained comparisons of arrays are not supported", node)
-        left, right = self.visit(node.left), self.visit(node.comparators[0])
-        pyop, uf = CMPOPS[type(node.ops[0])]
+        return self._compare_chain(self.visit(node.left), node.ops, node.comparators, node)
+
+    def _compare_chain(self, left: Any, ops: list, comparators: list, node: ast.Compare) -> Any:
+        """`left op0 c0 op1 c1 ...`: as Python, each comparator is evaluated once, and only while
+        the comparisons before it held (`a < b < c` is `a < b and b < c`, b evaluated once)."""
+        right = self.visit(comparators[0])
+        result = self._compare(ops[0], left, right, node)
+        if len(ops) == 1:
+            return result
+        return self._short_circuit(result, False, comparators[1:],
+                                   lambda: self._compare_chain(right, ops[1:], comparators[1:], node), node)
+
+    def _compare(self, op: ast.cmpop, left: Any, right: Any, node: ast.Compare) -> Any:
+        pyop, uf = CMPOPS[type(op)]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
-        if isinstance(node.ops[0], (ast.In, ast.NotIn)) and isinstance(right, (Seq, Obj, DictView, Iter)):
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (Seq, Obj, DictView, Iter)):
             found = self._contains(right, left, node).value
-            return Known(found if isinstance(node.ops[0], ast.In) else not found)
-        if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and _never_none(left, right):
-            return Known(isinstance(node.ops[0], ast.IsNot))  # `self.m is None` where self.m holds a dict
+            return Known(found if isinstance(op, ast.In) else not found)
+        if isinstance(op, (ast.Is, ast.IsNot)) and _never_none(left, right):
+            return Known(isinstance(op, ast.IsNot))  # `self.m is None` where self.m holds a dict
         if uf is None:
-            raise Unsupported(f"{construct(node.ops[0])} on computed values is not supported yet", node)
-        return S.ufunc(uf, *_operator_operands(left, right, construct(node.ops[0])))
+            raise Unsupported(f"{construct(op)} on computed values is not supported yet", node)
+        return S.ufunc(uf, *_operator_operands(left, right, construct(op)))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
-        result = None
-        for value_node in node.values:
-            v = self.visit(value_node)
-            if not isinstance(v, Known):
-                raise Unsupported("and/or on computed values is not supported yet", node)
-            result = v
-            truth = S.fold(bool, v.value).value
-            if isinstance(node.op, ast.And) and not truth or isinstance(node.op, ast.Or) and truth:
-                return v
-        return result
+        return self._bool_op(node.values, isinstance(node.op, ast.Or), node)
+
+    def _bool_op(self, values: list[ast.expr], is_or: bool, node: ast.BoolOp) -> Any:
+        first = self.visit(values[0])
+        if len(values) == 1:
+            return first
+        return self._short_circuit(first, is_or, values[1:], lambda: self._bool_op(values[1:], is_or, node), node)
+
+    def _short_circuit(self, value: Any, stops_on: bool, rest_nodes: list[ast.expr], rest: Callable[[], Any],
+                       node: ast.AST) -> Any:
+        """`value` if its truth is `stops_on`, else `rest()` (the value of `rest_nodes`): `or` stops
+        on True; `and` and a comparison chain on False.
+
+        For a computed `value`, `rest` is evaluated whatever the outcome when it has no effect
+        (`_evaluates_purely`; a guard it needs fails only towards the interpreter), else on one
+        side of an `scf.if`, where Python would evaluate it; `scf.if` merges the two."""
+        if isinstance(value, Known):
+            return value if S.fold(bool, value.value).value == stops_on else rest()
+        if not isinstance(value, Tensor):
+            raise Unsupported(f"and/or on {S.describe(value)} is not supported yet", node)
+        if self._evaluates_purely(rest_nodes):
+            other = self._without_effects(rest, node)
+            go_on = lambda: [other]  # noqa: E731
+        else:
+            go_on = lambda: [rest()]  # noqa: E731
+        stop = lambda: [value]  # noqa: E731
+        (merged,) = self._region_if(S.truth(value), *((stop, go_on) if stops_on else (go_on, stop)), node)
+        return merged
+
+    def _evaluates_purely(self, nodes: list[ast.expr]) -> bool:
+        """Whether evaluating `nodes` calls nothing but pure builtins (len, abs, min, ...): loads,
+        operators and comparisons only, as in `0 <= i + k < len(xs)`."""
+        frame = self.frame
+        for n in (n for node in nodes for n in ast.walk(node)):
+            if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE_CALL_NAMES
+                                                and n.func.id not in frame.local_names
+                                                and n.func.id not in frame.fn.__globals__):
+                return False
+            if isinstance(n, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
+                return False
+        return True
+
+    def _without_effects(self, evaluate: Callable[[], Any], node: ast.AST) -> Any:
+        """`evaluate()`, refused if it recorded a print, warning, draw or store (a property getter
+        can make one): Python might not have evaluated it."""
+        before = (len(self.effects), len(self.draws), {k: id(v) for k, (_, v) in self.stores.items()})
+        value = evaluate()
+        if (len(self.effects), len(self.draws), {k: id(v) for k, (_, v) in self.stores.items()}) != before:
+            raise Unsupported("an operand of and/or or of a comparison chain that Python evaluates only "
+                              "sometimes has a side effect", node)
+        return value
 
     def visit_Call(self, node: ast.Call) -> Any:
         callee = self.visit(node.func)
@@ -1086,6 +1154,13 @@ def _nodes(v: Any):
 def _is_pure(fn: Any) -> bool:
     """Builtins and NumPy scalar types that compute without side effects (safe to fold)."""
     return _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic)))
+
+
+def _formats_alike(v: Any) -> bool:
+    """Whether formatting `v` gives the same text at every call (see _TEXT_BY_VALUE)."""
+    if type(v) is tuple:
+        return all(_formats_alike(item) for item in v)
+    return type(v) in _TEXT_BY_VALUE or isinstance(v, np.generic)
 
 
 def _hashable(v: Any) -> bool:

@@ -61,8 +61,8 @@ HINTS: tuple[tuple[str, str], ...] = (
      "assumption hold, e.g. no integer division by zero; the variant is tried again after the suspension")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
     ("try/except is not supported", "move try/except out of the compiled function"),
-    ("an f-string is not supported", ("build strings outside the compiled function; print(...) of arrays and "
-     "numbers compiles")),
+    ("an f-string of a value computed at run time", ("f-strings of constants, shapes and loop indices compile; "
+     "build text from computed values outside the compiled function (print(...) of arrays and numbers compiles)")),
     ("a with block is not supported", "move the with block out of the compiled function"),
     ("is not supported", ("see docs/what-compiles.md for what compiles; move this code out of the "
      "compiled function or rewrite it with supported NumPy operations")),

@@ -264,3 +264,42 @@ def test_rl_agent(make, learn, state):
     assert_same_attributes(plain, trained, state, "after training")
     assert_mostly_compiled(act)
     assert_mostly_compiled(update)
+
+
+def test_batchnorm_dropout_net():
+    m = load("batchnorm_net", "corpus_batchnorm_net")
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(80, 6)), rng.integers(0, 3, size=80)
+    model = m.FullyConnectedNet([10, 8], 6, 3, dropout_keep=0.8, reg=0.01)
+    configs = {p: {"learning_rate": 0.05} for p in model.params}
+    plain, plain_configs = copy.deepcopy(model), copy.deepcopy(configs)
+    step, predict = pyfront.compile(m.train_step), pyfront.compile(m.FullyConnectedNet.loss)
+    for i in range(20):
+        batch = slice((i % 4) * 20, (i % 4 + 1) * 20)
+        np.random.seed(100 + i)  # dropout draws from the global generator: the same stream for both
+        loss = step(model, configs, X[batch], y[batch])
+        np.random.seed(100 + i)
+        assert_same(m.train_step(plain, plain_configs, X[batch], y[batch]), loss, f"step {i} loss")
+        assert_same(plain.params, model.params, f"step {i} parameters")
+        assert_same(plain_configs, configs, f"step {i} velocities")
+        assert_same(plain.bn_params, model.bn_params, f"step {i} running statistics")
+        assert_same(m.FullyConnectedNet.loss(plain, X[:20]), predict(model, X[:20]), f"step {i} test-mode scores")
+        assert_same(plain.bn_params, model.bn_params, f"step {i} modes")
+    assert_mostly_compiled(step)
+    assert_mostly_compiled(predict)
+
+
+def test_skipgram_negative_sampling():
+    m = load("skipgram", "corpus_skipgram")
+    rng = np.random.default_rng(5)
+    tokens = [int(t) for t in rng.integers(0, 30, size=120)]
+    counts = np.bincount(tokens, minlength=30).astype(float) + 1
+    model = m.SkipGram(30, 8, counts, seed=1)
+    plain = copy.deepcopy(model)
+    train_pair = pyfront.compile(m.SkipGram.train_pair)
+    for position in range(2, 40):
+        for offset in (-2, -1, 1, 2):
+            center, context = tokens[position], tokens[position + offset]
+            assert_same(plain.train_pair(center, context), train_pair(model, center, context), f"pair {position}")
+        assert_same_attributes(plain, model, ("W_in", "W_out", "steps", "rng"), f"position {position}")
+    assert_mostly_compiled(train_pair)
