@@ -141,6 +141,27 @@ def _actor_critic(m):
     return step, lambda i: (states[i % 5], states[i % 5 + 1]), "ActorCritic.act", "ActorCritic.update"
 
 
+def _batchnorm_net(m):
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(512, 64)), rng.integers(0, 10, size=512)
+    model = m.FullyConnectedNet([128, 64], 64, 10, dropout_keep=0.8, reg=1e-3)
+    configs = {p: {"learning_rate": 0.05} for p in model.params}
+
+    def step(X_batch, y_batch):
+        np.random.seed(0)  # dropout's masks: the same draws in both runs
+        return m.train_step(model, configs, X_batch, y_batch)
+
+    return step, lambda i: (X[(i % 4) * 128:(i % 4 + 1) * 128], y[(i % 4) * 128:(i % 4 + 1) * 128]), "train_step"
+
+
+def _skipgram(m):
+    rng = np.random.default_rng(5)
+    tokens = [int(t) for t in rng.integers(0, 500, size=2000)]
+    model = m.SkipGram(500, 64, np.bincount(tokens, minlength=500).astype(float) + 1)
+    return (lambda center, context: model.train_pair(center, context),
+            lambda i: (tokens[2 + i % 1990], tokens[3 + i % 1990]), "SkipGram.train_pair")
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -153,6 +174,8 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "transformer block (forward)": ("transformer", _transformer),
     "epsilon-greedy Q-learning": ("rl_agents", _q_agent),
     "actor-critic (softmax policy)": ("rl_agents", _actor_critic),
+    "batchnorm + dropout net (SGD momentum)": ("batchnorm_net", _batchnorm_net),
+    "skip-gram, negative sampling": ("skipgram", _skipgram),
 }
 
 

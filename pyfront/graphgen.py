@@ -687,6 +687,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                 raise Unsupported("indexing a NumPy scalar is not supported", node)
             return indexing.getitem(base, indexing.as_key(key), self._profiled_shape(node))
         if not isinstance(key, Known):
+            if S.is_sequence(base) and isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iu":
+                return self._sequence_item(base, key, node)
             raise Unsupported("indexing with a computed index is not supported yet", node)
         k = key.value
         if isinstance(base, Known):
@@ -700,6 +702,23 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         if isinstance(base, Obj):
             return self._object_item(base, k, node)
         raise Unsupported(f"subscript of {S.describe(base)} is not supported yet", node)
+
+    def _sequence_item(self, seq: Seq | Known, index: Tensor, node: ast.AST) -> Tensor:
+        """`seq[i]` for a computed int `i` (token ids: `tokens[position]`): an item of the array
+        of a list or tuple of scalars of one Python type. An index out of range deopts, so the
+        interpreter raises Python's IndexError. (Items that are arrays are refused: Python gives
+        the item itself, an array the caller can see, not a copy.)"""
+        items = [Known(v) for v in seq.value] if isinstance(seq, Known) else seq.items
+        pytypes = {type(i.value) if isinstance(i, Known) else i.pytype for i in items}
+        if len(pytypes) != 1 or not all(isinstance(i, Known) or i.ndim == 0 for i in items):
+            raise Unsupported("indexing a list or tuple by a computed int is supported for items that are "
+                              "scalars of one type", node)
+        (pytype,) = pytypes
+        if not (pytype in (int, float, bool) or issubclass(pytype, np.generic)):
+            raise Unsupported(f"indexing a sequence of {pytype.__name__} by a computed int is not supported yet",
+                              node)
+        item = indexing.getitem(S.array_from_sequence(seq), indexing.as_key(index))
+        return Tensor(item.value, pytype)
 
     def _profiled_shape(self, node: ast.AST) -> tuple | None:
         """The one shape profiling saw for the value of expression `node` of the compiled function, if any."""

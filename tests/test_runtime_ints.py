@@ -69,3 +69,22 @@ def np_function_of_ints(n):
 
 def test_numpy_functions_of_python_scalars_return_numpy_scalars():
     assert pyfront.explain(check(np_function_of_ints, [(n,) for n in (4, 9, 16)])).compiled_calls > 0
+
+
+def token_pair(embedding, tokens, position):
+    center, context = tokens[position], tokens[position - 1]
+    return embedding[center] * embedding[context], center  # the item: a Python int
+
+
+def scaled_by_item(x, scales, position):
+    return x * scales[position] - scales[position - 1], scales[position]
+
+
+@pytest.mark.parametrize("fn, items", [(token_pair, [3, 1, 4, 1, 5, 9, 2, 6]),
+                                       (scaled_by_item, (0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5))],
+                         ids=["list of ints", "tuple of floats"])
+def test_a_sequence_indexed_by_a_runtime_int(fn, items):
+    x = np.arange(40.0).reshape(10, 4)
+    positions = [1, 2, 3, 4, 5, 6, 7, -1, -8, 0, 8, 11, 3]  # 0 reads items[-1]; 8, 11 and -8 - 1 raise IndexError
+    report = pyfront.explain(check(fn, [(x, items, p) for p in positions]))
+    assert report.compilations <= 2 and report.compiled_calls >= 8, report  # not one variant per position
