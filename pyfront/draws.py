@@ -26,6 +26,12 @@ arithmetic is compiled, and NumPy's ValueError for a scale with its sign bit
 set becomes a guard that every scale is > 0 (0, -0.0, NaN and negative scales
 re-run the call in the interpreter).
 
+A parameter that is an array read from an argument or Python state, unwritten
+so far in the call (a sampling distribution `rng.choice(n, size, p=self.noise)`,
+`rng.normal(self.mu, self.sigma)`), is read by the host at the call
+(`ReadAtCall`), which makes the draw with it as NumPy does, for any draw
+method and any size.
+
 `choice(a, size, p=probs)` with computed probabilities (a softmax policy)
 compiles the same way: NumPy draws `size` uniforms and picks, for each, the
 first index whose entry of `cumsum(p) / cumsum(p)[-1]` exceeds it; the
@@ -174,13 +180,20 @@ class DrawMixin:
         if _inside_loop():
             raise Unsupported(f"{text} inside a loop on a computed value: how many numbers the call draws "
                               "depends on the data, so they cannot be drawn before it", node)
-        if (method in ("normal", "choice") and type(generator) in _UNIFORM
-                and not all(map(_is_known, [*args, *kwargs.values()]))):
+        computed = [v for v in (*args, *kwargs.values()) if not _is_known(v)]
+        if (not reseeds and computed and method in ("normal", "choice") and type(generator) in _UNIFORM
+                and not all(self._state_array_at_call(v) for v in computed)):
             return getattr(self, f"_{method}")(receiver, generator, args, kwargs, node)
-        values, keywords = _arguments(text, args, kwargs, self._read_at_call if reseeds else None)
-        if not any(isinstance(v, ReadAtCall) for v in (*values, *keywords.values())):
-            value = _trial(generator, method, values, keywords, text)  # (a seed read at the call: it may raise then)
-        outcome = None if reseeds else _outcome(value, text)
+        read_at_call = self._read_at_call if reseeds else self._state_array_at_call
+        found = {id(v): read_at_call(v) for v in computed}  # (ReadAtCall, its value now) or None
+        values, keywords = _arguments(text, args, kwargs, lambda v: _read(found.get(id(v))))
+        if reseeds and computed:
+            outcome = None  # (a seed read at the call is not tried: it may raise then)
+        else:  # tried with the arrays read at the call as they are now; each call checks the outcome
+            now = {id(f[0]): f[1] for f in found.values() if f is not None}
+            value = _trial(generator, method, [now.get(id(v), v) for v in values],
+                           {k: now.get(id(v), v) for k, v in keywords.items()}, text)
+            outcome = None if reseeds else _outcome(value, text)
         if receiver is not None:
             self._state_guard(receiver.path, generator_spec(generator), node)
         index = len(self.draws)
@@ -220,10 +233,20 @@ class DrawMixin:
         return S.astype(value, S.FLOAT64, float if draw_size is None else np.ndarray)
 
 
-    def _read_at_call(self, v: Any) -> ReadAtCall | None:
-        """A Python int that each call reads from Python state, as the host can read it too."""
+    def _read_at_call(self, v: Any) -> tuple[ReadAtCall, int] | None:
+        """(where each call reads it, its value now) of a Python int read from Python state, which
+        the host can read too (a seed in a dict); else None."""
         found = self.runtime_scalars.get(id(v)) if isinstance(v, Tensor) and v.pytype is int else None
-        return ReadAtCall(found[1]) if found is not None and found[0] is v else None
+        return (ReadAtCall(found[1]), None) if found is not None and found[0] is v else None
+
+    def _state_array_at_call(self, v: Any) -> tuple[ReadAtCall, np.ndarray] | None:
+        """(where each call reads it, the array now) of an array read from an argument or Python
+        state that this call has not written so far (`p=self.noise`): the host, drawing before the
+        call, reads it with the values it has at the draw; else None."""
+        found = self._input_arrays.get(id(v)) if isinstance(v, Tensor) else None
+        if found is None or found[0] is not v or v.source is None or id(found[1]) in self.mutations:
+            return None
+        return ReadAtCall(v.source), found[1]
 
     def _choice(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
         """`choice(a, size, p=probs)` with computed probabilities, as NumPy computes it (see the module
@@ -324,6 +347,10 @@ def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:
             f"{reason} scales run in the interpreter)")
 
 
+def _read(found: tuple[ReadAtCall, Any] | None) -> ReadAtCall | None:
+    return None if found is None else found[0]
+
+
 def _is_known(v: Any) -> bool:
     try:
         numpy_api.known(v)
@@ -347,7 +374,7 @@ def _float64(v: Any, what: str) -> Tensor:
 
 def _arguments(text: str, args: list, kwargs: dict, read_at_call=None) -> tuple[tuple, dict]:
     """The compile-time values of a draw's arguments; `read_at_call(v)` may also give a ReadAtCall for
-    a value each call reads from Python state (a seed in a dict)."""
+    a value each call reads from Python state (a seed in a dict, an array `p=self.noise`)."""
     if "out" in kwargs:
         raise Unsupported(f"{text}(out=...) writes into an array: not compiled")
 

@@ -419,7 +419,7 @@ def test_legacy_normal_with_computed_parameters_is_bit_exact():
 
 
 def scaled(rng, scale):
-    return rng.normal(1.0, scale)
+    return rng.normal(1.0, scale * 1.0)  # computed (an argument as it is would be read by the host)
 
 
 def test_normal_scales_that_are_not_positive_run_in_the_interpreter():
@@ -448,6 +448,34 @@ def test_choice_with_computed_probabilities_is_numpys_draw(make):
     W[1, 2] = 40.0  # one action almost certain: the others' probabilities underflow to 0
     calls = [(make(s), W[s], np.linspace(-1.0, 1.0, 3)) for s in range(6)]
     assert_ran_compiled(check(softmax_policy, calls))
+
+
+class NoiseSampler:
+    """Negative sampling as word2vec code does it: a unigram distribution kept on self."""
+
+    def __init__(self, n, seed):
+        counts = np.random.default_rng(seed).integers(1, 50, n).astype(float) ** 0.75
+        self.noise, self.rng = counts / counts.sum(), np.random.default_rng(seed)
+        self.mu, self.sigma = np.linspace(-1.0, 1.0, 3), np.full(3, 0.5)
+
+    def sample(self, x):
+        neg = self.rng.choice(len(self.noise), size=5, p=self.noise)
+        return x[neg % len(x)] + self.rng.normal(self.mu, self.sigma).sum(), neg
+
+    def sample_after_writing(self):
+        self.noise[:] = self.noise[::-1].copy()  # written before the draw: the host must not read it ahead
+        return self.rng.choice(len(self.noise), size=3, p=self.noise)
+
+
+@pytest.mark.parametrize("n", [8, 300], ids=["few outcomes", "more than the compiled choice takes"])
+def test_choice_with_p_from_python_state_is_drawn_by_the_host(n):
+    calls = [(NoiseSampler(n, s), np.arange(7.0)) for s in (1, 1, 2, 3, 4)]
+    assert_ran_compiled(check(NoiseSampler.sample, calls))
+
+
+def test_p_written_earlier_in_the_call_is_not_read_ahead():
+    calls = [(NoiseSampler(6, s),) for s in (1, 1, 2, 3)]
+    assert_ran_compiled(check(NoiseSampler.sample_after_writing, calls))
 
 
 def legacy_choice(logits):
