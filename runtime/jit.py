@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 from pyfront.passes import JIT_PIPELINE
-from pyfront.passes.funcs import functions, input_paths, output_paths
+from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
 from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, LoadedModule,
                                           cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
@@ -67,6 +67,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
         guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
+        updated = _updated_arguments(f, len(input_paths(f)))
         # Guards hoisted to the host keep their place among the graph's guards
         # (after the flagged ones), so explain and relaxation treat them alike.
         hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
@@ -79,7 +80,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             graph_guards=guards, pyfront_ir=pyfront_ir, effects=graph.effects, commits=graph.commits,
             mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
-            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
+            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames, updated_inputs=updated,
+            returned_inputs=_returned_arguments(f, updated),
         )
         lowered = str(module)
     del graph.module, module
@@ -158,6 +160,44 @@ def _reuses_storage(config: Config) -> bool:
     better than IREE's own, so the pass is left out of the pipeline.
     """
     return config.device_state and get_backend(config.backend).shares_host_memory
+
+
+# IREE 3.13 writes into a function argument's buffer in place where the argument is the
+# destination of an insert (`y = x.copy(); y[::2] = 1` is `tensor.insert_slice ... into %x`), even
+# when the argument is also returned or its buffer is the caller's own array (a device-resident
+# input): tests/iree_repro/returned_argument_updated.mlir. The runtime hands such inputs over as
+# copies and makes such returned arguments from the inputs itself (Variant.run).
+_DESTINATION_OPERANDS = {"tensor.insert_slice": 1, "tensor.insert": 1, "tensor.parallel_insert_slice": 1,
+                         "tensor.scatter": 1}
+
+
+def _updated_arguments(f, n_inputs: int) -> frozenset[int]:
+    """The inputs that are the destination of an op IREE may apply in place: an insert's
+    destination, a linalg (or IREE linalg_ext) op's `outs`."""
+    entry, updated = f.body.blocks[0], set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        op = op.operation
+        if op.name in _DESTINATION_OPERANDS:
+            destinations = [op.operands[_DESTINATION_OPERANDS[op.name]]]
+        elif op.name.startswith(("linalg.", "iree_linalg_ext.")) and "operandSegmentSizes" in op.attributes:
+            n_in, n_out = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[:2]
+            destinations = list(op.operands)[n_in:n_in + n_out]
+        else:
+            destinations = []
+        updated.update(ir.BlockArgument(v).arg_number for v in destinations
+                       if isinstance(v.owner, ir.Block) and v.owner == entry)
+        return ir.WalkResult.ADVANCE
+
+    walk(f.operation, visit)
+    return frozenset(i for i in updated if i < n_inputs)  # (storage arguments are written on purpose)
+
+
+def _returned_arguments(f, updated: frozenset[int]) -> dict[int, int]:
+    """Output -> input, for outputs that are an updated argument returned as it came in."""
+    entry = f.body.blocks[0]
+    return {i: ir.BlockArgument(v).arg_number for i, v in enumerate(return_op(f).operands)
+            if isinstance(v.owner, ir.Block) and v.owner == entry and ir.BlockArgument(v).arg_number in updated}
 
 
 def _attr_list(f, name: str) -> list:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from differential import check
+from differential import assert_same, check
 from pyfront.runtime.iree_backend import LoadedModule
 
 import pyfront
@@ -147,3 +147,44 @@ def test_constant_reduction_with_a_dynamic_size_is_compiled_per_size():
     report = pyfront.explain(compiled)
     assert report.compiled_calls == 2
     assert any("relaxation undone" in r and "constant, with a dynamic shape" in r for r in report.relaxations)
+
+
+# An argument written in place by IREE (returned_argument_updated.mlir): the runtime hands such
+# inputs over as copies and makes a returned one from the input itself (runtime/jit.py).
+@IREE_313_BUG
+def test_an_inserted_into_argument_that_is_also_returned():
+    inserted, returned = _run("returned_argument_updated.mlir", "f", [np.zeros(3, np.int32)])
+    assert inserted.tolist() == [1, 0, 1] and returned.tolist() == [0, 0, 0]
+
+
+def copy_then_write(a):
+    v = a.copy()
+    a[::2] = True if a.dtype == bool else 7
+    return v
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int64, np.float32])
+def test_a_copy_taken_before_an_in_place_write(dtype):
+    compiled = check(copy_then_write, [(np.zeros(3, dtype),)] * 3, verify="off")
+    assert pyfront.explain(compiled).compiled_calls == 2
+
+
+def count_up(state):
+    state.x = state.x + 1  # committed by compiled code: a device-resident array (device_state)
+
+
+def marked_copy(state):
+    y = state.x.copy()
+    y[::2] = -5  # in IREE: an insert into the argument holding state.x's own memory
+    return y
+
+
+def test_a_device_resident_input_is_not_written_by_a_copy_then_write():
+    step, peek = pyfront.compile(count_up, verify="off"), pyfront.compile(marked_copy, verify="off")
+    compiled_state, plain_state = Box(), Box()
+    compiled_state.x, plain_state.x = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    for i in range(5):
+        step(compiled_state), count_up(plain_state)
+        assert_same(marked_copy(plain_state), peek(compiled_state), f"call {i}")
+        assert_same(plain_state.x, compiled_state.x, f"call {i}: the state the copy was taken from")
+    assert pyfront.explain(peek).compiled_calls >= 2 and pyfront.explain(step).compiled_calls >= 2
