@@ -67,7 +67,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
         guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
-        updated = _updated_arguments(f, len(input_paths(f)))
+        updated = updated_arguments(f, len(input_paths(f)))
         # Guards hoisted to the host keep their place among the graph's guards
         # (after the flagged ones), so explain and relaxation treat them alike.
         hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
@@ -171,7 +171,7 @@ _DESTINATION_OPERANDS = {"tensor.insert_slice": 1, "tensor.insert": 1, "tensor.p
                          "tensor.scatter": 1}
 
 
-def _updated_arguments(f, n_inputs: int) -> frozenset[int]:
+def updated_arguments(f, n_inputs: int) -> frozenset[int]:
     """The inputs that are the destination of an op IREE may apply in place: an insert's
     destination, a linalg (or IREE linalg_ext) op's `outs`."""
     entry, updated = f.body.blocks[0], set()

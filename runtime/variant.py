@@ -113,7 +113,7 @@ class Variant:
     draw_taken: dict = field(default_factory=dict)  # per draw in a branch: result tree of whether it ran
     inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
     # Inputs IREE may write in place, and outputs that are such an input as it came in (runtime/jit.py,
-    # _updated_arguments): handed over as copies, and made from the inputs on the host.
+    # updated_arguments): handed over as copies, and made from the inputs on the host.
     updated_inputs: frozenset = frozenset()
     returned_inputs: dict = field(default_factory=dict)
     calls: int = 0

@@ -292,6 +292,11 @@ def test_export_refuses_what_an_artifact_cannot_honour(tmp_path):
     def reads_attribute(m, x):
         return m.w + x
 
+    def writes_into_a_copy(x):  # IREE 3.13 would write into the argument's buffer (tests/iree_repro)
+        y = x.copy()
+        y[::2] = 0.0
+        return y
+
     x = np.ones(3)
     cases = [
         (reads_global, (x,), "reads Python state"),
@@ -300,6 +305,7 @@ def test_export_refuses_what_an_artifact_cannot_honour(tmp_path):
         (stores, (x,), "writes Python state"),
         (returns_view, (x,), "view"),
         (reads_attribute, (Model(), x), "Model objects cannot be exported"),
+        (writes_into_a_copy, (x,), "write into the buffer of arg0 in place"),
     ]
     for fn, args, message in cases:
         with pytest.raises(ExportError, match=message):
