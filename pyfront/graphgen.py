@@ -848,6 +848,7 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         for n in (n for node in nodes for n in ast.walk(node)):
             if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE_CALL_NAMES
                                                 and n.func.id not in frame.local_names
+                                                and n.func.id not in frame.fn.__code__.co_freevars
                                                 and n.func.id not in frame.fn.__globals__):
                 return False
             if isinstance(n, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):

@@ -288,7 +288,8 @@ class Variant:
                     return Deopt(g.kind, g.site, g.reason)
             # A function whose results are all inputs, views or constants needs no device call.
             storage = [_take(spare) for spare in self._spares]
-            handed = [np.array(x, order="C") if k in self.updated_inputs else x for k, x in enumerate(inputs)]
+            handed = [np.array(x, order="C") if k in self.updated_inputs else x
+                      for k, x in enumerate(inputs)] if self.updated_inputs else inputs
             outputs = self.invoke(handed, self._modes, storage) if self.output_paths else []
             for i, k in self.returned_inputs.items():
                 if outputs[i] is not None:
