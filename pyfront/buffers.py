@@ -274,7 +274,7 @@ class BufferMixin:
 
 
 def _view_rules(view: View) -> tuple:
-    return view.replay, view.derive, view.write_back
+    return view.replay, view.derive, view.write_back, view.host
 
 
 def _arrays_in(value: Any):

@@ -1086,7 +1086,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                               "yet (NumPy returns a view of the array)")
         cached = self._tree_nodes.get(id(value))
         if cached is None or cached[0] is not value:
-            cached = self._tree_nodes[id(value)] = (value, R.ViewOf(self._result_tree(value.view.base, leaves),
+            replayed_on = value.view.base if value.view.host is None else value.view.host
+            cached = self._tree_nodes[id(value)] = (value, R.ViewOf(self._result_tree(replayed_on, leaves),
                                                                     value.view.replay))
         return cached[1]
 

@@ -720,7 +720,7 @@ def view_of(base: Tensor, result: ir.Value, replay, redo=None, write_back=None) 
     if base.view is not None and replay is not None:
         chain = base.view.replay  # None: a view of a row picked by a computed index
         replay = None if chain is None else (lambda a, inner=replay: inner(chain(a)))
-    return Tensor(result, np.ndarray, View(root, replay, derive, back))
+    return Tensor(result, np.ndarray, View(root, replay, derive, back, base.view and base.view.host))
 
 
 def _reshaped(shape):
@@ -749,8 +749,13 @@ def reshape(x: Any, shape: Sequence[int]) -> Tensor:
         result = build("reshape", [t.value], shape=shape)
     if t.pytype is not np.ndarray:  # np.float32(1).reshape(()) returns a 0-d array copy
         return Tensor(result, np.ndarray)
-    if t.view is not None or layout.may_be_reordered(t.value):
-        return view_of(t, result, lambda a: a.reshape(shape))  # NumPy may copy: writes are not followed
+    if t.view is not None or layout.may_be_reordered(t.value):  # NumPy may copy: writes are not followed
+        if t.has_identity:
+            return view_of(t, result, lambda a: a.reshape(shape))
+        # t is the call's own array: while writes into either are refused, whether NumPy copied it
+        # shows only in the result's layout, which layout.check_results judges on the result's own
+        # value, the one the host gets (not a replay on t, which NumPy lays out in another order).
+        return Tensor(result, np.ndarray, View(t, lambda a: a, host=Tensor(result, np.ndarray)))
     return view_of(t, result, lambda a: a.reshape(shape), lambda b: reshape(b, shape), _reshaped(shape))
 
 

@@ -49,6 +49,9 @@ class View:
     # elements became `v`. None where a write cannot be followed (the write is refused).
     derive: Callable[[Tensor], Tensor] | None = None
     write_back: Callable[[Tensor, Tensor], Tensor] | None = None
+    # What the host replays on, where not `base`: the view's own value, for a reshape that NumPy
+    # may or may not have made a copy of an array the call made (semantics.reshape).
+    host: Tensor | None = None
 
 
 @dataclass(frozen=True, eq=False)

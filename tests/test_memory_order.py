@@ -100,3 +100,53 @@ def test_a_loop_result_keeps_its_own_layout_not_that_of_what_the_loop_reads():
     compiled = check(col2im_like, [(rng.normal(size=(6, 4)), 40)] * 3, profile_calls=1)
     report = pyfront.explain(compiled)
     assert report.compiled_calls > report.verified_calls, str(report)
+
+
+class Holder:
+    def __init__(self, n: int):
+        self.w = np.arange(2.0 * n).reshape(2, n)
+
+
+def flattened_gather(box):
+    """`w[:, idx]` is F-ordered in NumPy, so reshaping it copies (fuzzer seed 7): the result's own
+    value comes back, not a replay on the gather (which the host would have in C order)."""
+    return box.w[:, [0, -1]].reshape(1, -1).T
+
+
+def flattened_transpose(x):
+    t = np.exp(x.T)
+    flat = t.reshape(-1)
+    return flat, flat.reshape(2, 3)
+
+
+def reshaped_keeping_axes(x):
+    return np.exp(x.T).reshape(2, 3, 1)  # NumPy makes an F-ordered view: runs in the interpreter
+
+
+def written_through_a_reshape(x):
+    t = np.exp(x.T)
+    t.reshape(-1)[0] = 5.0  # NumPy writes t only if the reshape is a view: runs in the interpreter
+    return t.sum()
+
+
+def written_under_a_reshape(x):
+    t = np.exp(x.T)
+    flat = t.reshape(-1)
+    t[0, 0] = 5.0  # flat sees it only if the reshape is a view: runs in the interpreter
+    return flat
+
+
+@pytest.mark.parametrize("fn, args", [(flattened_gather, (Holder(3),)), (flattened_transpose, (X.T.copy(),))])
+def test_a_reshape_numpy_may_copy_of_the_calls_own_array_compiles(fn, args):
+    compiled = check(fn, [args] * 3)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+@pytest.mark.parametrize("fn, reason", [(reshaped_keeping_axes, "another memory order"),
+                                        (written_through_a_reshape, "a reshape may be a copy"),
+                                        (written_under_a_reshape, "a reshape NumPy may copy")])
+def test_where_a_reshape_copies_or_not_shows_the_call_runs_in_the_interpreter(fn, reason):
+    compiled = check(fn, [(X.T.copy(),)] * 3)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 0 and reason in str(report), str(report)
