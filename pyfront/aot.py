@@ -83,22 +83,18 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     example_args = bound  # one value per parameter, defaults included: what the artifact's calls bind
     relaxed = _relaxations(fn, example_args, dynamic_dims or {})
     arguments = [_arg_spec(fn, i, a, relaxed.get(i)) for i, a in enumerate(example_args)]
-    mlir, entry, inputs, outputs, guards, result = _lower(fn, example_args, relaxed)
+    mlir, lowered = _lower(fn, example_args, relaxed)
     vmfb, flags = _compile(fn, mlir, backend)
     manifest = {
         "format": FORMAT,
         "name": fn.__qualname__,
-        "entry": entry,
         "backend": backend,
         "iree_flags": list(flags),
         "arguments": arguments,
         "parameters": parameters,
         "entry_guards": [f"arg{i}: {_describe(s)}" for i, s in enumerate(arguments)],
-        "inputs": inputs,
-        "iree_input_types": [_iree_type(arguments, p) for p in inputs],
-        "outputs": outputs,
-        "guards": guards,
-        "result": result,
+        "iree_input_types": [_iree_type(arguments, p) for p in lowered["inputs"]],
+        **lowered,
         "state_updates": [],  # export refuses deferred stores; see the module docstring
         "versions": {**current_versions(), "iree_compiler": _compiler_version()},
         "vmfb_size": len(vmfb),
@@ -222,7 +218,7 @@ def _lower(fn, args: tuple, relaxed: dict):
     from pyfront.passes import run_passes
     from pyfront.passes.pipeline import EXPORT_PIPELINE
     from pyfront.passes.funcs import functions, input_paths, output_paths
-    from pyfront.runtime.jit import updated_arguments
+    from pyfront.runtime.jit import in_place_inputs
 
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
     try:
@@ -265,13 +261,7 @@ def _lower(fn, args: tuple, relaxed: dict):
         run_passes(graph.module, list(EXPORT_PIPELINE))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         inputs, outputs = input_paths(f), output_paths(f)
-        updated = updated_arguments(f, len(inputs))
-        if updated:  # the JIT hands IREE copies of these (runtime/jit.py); an artifact's calls do not yet
-            raise ExportError(f"cannot export {fn.__qualname__} ({where}): IREE 3.13 would write into the buffer "
-                              f"of {', '.join(inputs[i] for i in sorted(updated))} in place (a copy of it written "
-                              "into; tests/iree_repro/returned_argument_updated.mlir), which an artifact does not "
-                              "guard against yet: build the result without writing into a copy of the argument "
-                              "(np.where, np.concatenate)")
+        in_place = in_place_inputs(f, len(inputs))
         guards = [dict(zip(("kind", "site", "reason"), (ir.StringAttr(s).value for s in ir.ArrayAttr(g))))
                   for g in (ir.ArrayAttr(f.attributes["pyfront.guards"]) if "pyfront.guards" in f.attributes else [])]
         mlir = str(graph.module)
@@ -281,8 +271,10 @@ def _lower(fn, args: tuple, relaxed: dict):
     for p in outputs:
         if p != "guards" and not p.startswith("return"):
             raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({p})")
-    result = _result(fn, graph.result)
-    return mlir, graph.func_name, inputs, outputs, guards, result
+    fields = {"entry": graph.func_name, "inputs": inputs, "outputs": outputs, "guards": guards,
+              "result": _result(fn, graph.result), "inputs_written": sorted(in_place.written),
+              "outputs_from_inputs": [list(pair) for pair in in_place.returned]}
+    return mlir, fields
 
 
 def _item_of_a_dict_argument(path, args: tuple) -> bool:

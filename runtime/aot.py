@@ -16,7 +16,10 @@ Contract:
   Python's TypeError for a call that does not bind), then checks every
   argument against the manifest (TypeError for
   a wrong type or dtype, ValueError for a wrong shape, a dynamic dim below 2,
-  or a constant argument with another value), runs the module, checks the
+  or a constant argument with another value), runs the module (the inputs
+  IREE 3.13 writes into, `inputs_written`, are uploaded, never passed as a
+  device-resident buffer, and `outputs_from_inputs` are made from the
+  inputs: iree_backend.InPlaceInputs), checks the
   in-graph guard flags (`GuardFailed`, naming the failed assumption: an
   artifact cannot fall back to the interpreter), and returns the result tree
   with the Python types the interpreter returned at export time.
@@ -372,8 +375,33 @@ def _validate(manifest: dict) -> None:
                 fail(f"parameters[{i}].kind", f"unknown parameter kind {p.get('kind')!r}")
             if "default" in p:
                 _validate_const(f"parameters[{i}].default", p["default"], fail)
+    _validate_in_place(manifest, fail, typed)
     n_returned = sum(p != "guards" for p in outputs)
     _validate_result("result", field("result", dict), len(manifest["arguments"]), n_returned, fail, typed)
+
+
+def _validate_in_place(manifest: dict, fail, typed) -> None:
+    """`inputs_written`: the inputs IREE writes into (iree_backend.InPlaceInputs); `outputs_from_inputs`:
+    [output, input] for each output that is such an input as it came in."""
+    n_inputs, outputs = len(manifest["inputs"]), manifest["outputs"]
+    if "inputs_written" not in manifest:
+        fail("inputs_written", "missing")
+    written = typed("inputs_written", manifest["inputs_written"], list)
+    for j, k in enumerate(written):
+        if not 0 <= typed(f"inputs_written[{j}]", k, int) < n_inputs or k in written[:j]:
+            fail(f"inputs_written[{j}]", f"{k} is not another of the module's {n_inputs} inputs")
+    if "outputs_from_inputs" not in manifest:
+        fail("outputs_from_inputs", "missing")
+    made = []
+    for j, pair in enumerate(typed("outputs_from_inputs", manifest["outputs_from_inputs"], list)):
+        if type(pair) is not list or len(pair) != 2:
+            fail(f"outputs_from_inputs[{j}]", "expected [output, input]")
+        i, k = (typed(f"outputs_from_inputs[{j}][{n}]", v, int) for n, v in enumerate(pair))
+        if not 0 <= i < len(outputs) or outputs[i] == "guards" or i in made:
+            fail(f"outputs_from_inputs[{j}]", f"{i} is not another of the module's returned outputs")
+        if k not in written:
+            fail(f"outputs_from_inputs[{j}]", f"input {k} is not one of inputs_written")
+        made.append(i)
 
 
 def _validate_spec(where: str, spec: Any, name: str, runtime_inputs: set, fail, typed) -> None:
@@ -454,7 +482,7 @@ class Artifact:
     """A loaded artifact; call it like the exported function."""
 
     def __init__(self, path: str, backend: str | None = None):
-        from pyfront.runtime.iree_backend import LoadedModule
+        from pyfront.runtime.iree_backend import InPlaceInputs, LoadedModule
 
         self.path = path
         self.manifest = manifest = _read_manifest(path)
@@ -474,7 +502,9 @@ class Artifact:
         self._result = dict(manifest["result"])
         try:
             module = LoadedModule(vmfb, backend or manifest["backend"])
-            self._invoke = module.function(manifest["entry"])
+            in_place = InPlaceInputs(frozenset(manifest["inputs_written"]),
+                                     tuple(map(tuple, manifest["outputs_from_inputs"])))
+            self._invoke = module.function(manifest["entry"], in_place)
         except ValueError as e:  # not a loadable module, or no such entry function
             raise ArtifactError(f"{path!r}: {e}") from None
         for what, listed, declared in (("inputs", self._inputs, self._invoke.n_inputs),

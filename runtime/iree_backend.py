@@ -31,7 +31,7 @@ Contract:
   cannot run correctly; `compile_vmfb` refuses such a module with
   `BackendRestriction` (naming the reason) before invoking the compiler, so
   the JIT runs that call in the interpreter instead of giving a wrong answer.
-* `LoadedModule(vmfb, backend="cpu").function(name)` returns a callable
+* `LoadedModule(vmfb, backend="cpu").function(name, in_place)` returns a callable
   `f(inputs: list, modes=None) -> list[np.ndarray | None]`. Inputs are
   anything `np.asarray` accepts (non-contiguous arrays, NumPy scalars, 0-d
   arrays); they are copied into IREE buffers, except device-resident arrays
@@ -55,9 +55,13 @@ Contract:
   does to the array in place (`a += 1`, `a[0] = 5`, `np.copyto(a, b)`, writes
   through a kept view) is what the device reads; any other array (a rebound
   name, a copy, a pickle round trip, a view) is another object, not in the
-  table, and is uploaded like any input. IREE never writes into its inputs (no
-  input is tied to a result; storage arguments are not inputs, see below), so
-  a later call cannot change an array the caller holds. A result is made resident only if its memory is its own: not
+  table, and is uploaded like any input. IREE must not write into its inputs
+  (storage arguments are not inputs, see below), so that a later call cannot
+  change an array the caller holds; IREE 3.13 does write into an input that is
+  the destination of an insert. The caller names those (`InPlaceInputs`, from
+  runtime/jit.py's in_place_inputs): they are always uploaded, never passed
+  as a resident buffer, and a result that is such an input as it came in is
+  made from the input on the host. A result is made resident only if its memory is its own: not
   zero-sized, and overlapping neither a resident input (IREE returns an input
   it passes through, or a reshape of it, as the same memory) nor another
   resident result of the call (a value returned twice is one buffer);
@@ -651,6 +655,18 @@ def _copied(bv, dtype: np.dtype) -> np.ndarray:
 COPY, RESIDENT, UNUSED = 0, 1, 2
 
 
+@dataclass(frozen=True)
+class InPlaceInputs:
+    """The inputs of a function that IREE 3.13 writes into (tests/iree_repro/returned_argument_updated.mlir),
+    and the results that are such an input as it came in: result index -> input index."""
+
+    written: frozenset = frozenset()
+    returned: tuple = ()  # ((result, input), ...)
+
+
+NOT_IN_PLACE = InPlaceInputs()
+
+
 class _Resident(weakref.ref):
     """A device's table entry for a resident array: a weak reference to it, and its buffer.
 
@@ -744,14 +760,14 @@ class LoadedModule:
     def function_names(self) -> list[str]:
         return [n for n in self._vm_module.function_names if not n.startswith("__")]
 
-    def function(self, name: str) -> Callable[[Sequence], list[np.ndarray]]:
+    def function(self, name: str, in_place: InPlaceInputs = NOT_IN_PLACE) -> Callable[[Sequence], list[np.ndarray]]:
         """The exported function `name` as `f(inputs) -> list of arrays`."""
         vm_function = self._vm_module.lookup_function(name)
         if vm_function is None:
             raise ValueError(
                 f"IREE module has no function {name!r}; it has: {', '.join(self.function_names)}"
             )
-        return _Function(self, vm_function)
+        return _Function(self, vm_function, in_place)
 
     def _busy(self) -> bool:
         return self._contexts is not None and bool(self._in_flight)
@@ -785,6 +801,7 @@ class _Function:
         "_allocator",
         "_device",
         "_import_alignment",
+        "_in_place",
         "_module",
         "_n_results",
         "_pool",
@@ -799,9 +816,10 @@ class _Function:
         "name",
     )
 
-    def __init__(self, module: LoadedModule, vm_function):
+    def __init__(self, module: LoadedModule, vm_function, in_place: InPlaceInputs):
         self.name = vm_function.name
         self._module = module  # keeps the module (and its contexts) alive
+        self._in_place = in_place
         self._bind(vm_function)
         # The declaration reads "... -> (%output0: tensor<4xf32>, %output1: i32)".
         decl = vm_function.reflection.get("iree.abi.declaration", "")
@@ -865,7 +883,17 @@ class _Function:
         # arrays malloc then reuses their memory instead of faulting in fresh
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).
         del args
-        return self._results(out, modes, reused, seen)
+        returned = self._in_place.returned
+        if not returned:
+            return self._results(out, modes, reused, seen)
+        modes = list(modes or [COPY] * self.n_results)
+        wanted = [(i, k) for i, k in returned if modes[i] != UNUSED]
+        for i, _ in returned:
+            modes[i] = UNUSED  # IREE's buffer for it holds the input as written into
+        results = self._results(out, modes, reused, seen)
+        for i, k in wanted:
+            results[i] = np.array(inputs[k], order="C")
+        return results
 
     def _arguments(self, inputs: Sequence, storage: list | None) -> tuple:
         """(the call's argument list, the memory spans of its resident inputs, the reused storage).
@@ -875,8 +903,9 @@ class _Function:
         device, allocator, table = self._device, self._allocator, self._resident
         args = _VariantList(len(inputs) + len(self._storage))
         seen = set()  # (start, end) of the resident inputs: memory the caller sees
-        for x in inputs:
-            entry = table.get(id(x))
+        written = self._in_place.written
+        for k, x in enumerate(inputs):
+            entry = None if written and k in written else table.get(id(x))
             if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
                     and x.flags.c_contiguous):
                 args.push_ref(entry.ref)  # the array's own memory: no upload

@@ -27,8 +27,8 @@ from typing import Any
 from pyfront.dialects.mlir import ir, walk
 from pyfront.passes import JIT_PIPELINE
 from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
-from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, LoadedModule,
-                                          cached_vmfb, compile_vmfb, get_backend)
+from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, InPlaceInputs,
+                                          LoadedModule, cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
@@ -67,7 +67,6 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
         guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
-        updated = updated_arguments(f, len(input_paths(f)))
         # Guards hoisted to the host keep their place among the graph's guards
         # (after the flagged ones), so explain and relaxation treat them alike.
         hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
@@ -80,16 +79,16 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             graph_guards=guards, pyfront_ir=pyfront_ir, effects=graph.effects, commits=graph.commits,
             mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
-            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames, updated_inputs=updated,
-            returned_inputs=_returned_arguments(f, updated),
+            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
         )
+        in_place = in_place_inputs(f, len(input_paths(f)))
         lowered = str(module)
     del graph.module, module
     try:
         cached = cached_vmfb(lowered, config.backend)
     except BackendRestriction as e:  # the reason is ours, not IREE's
         raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
-    return PreparedVariant(fn, key, config, lowered, fields, cached, time.perf_counter() - start)
+    return PreparedVariant(fn, key, config, lowered, fields, in_place, cached, time.perf_counter() - start)
 
 
 @dataclass
@@ -101,6 +100,7 @@ class PreparedVariant:
     config: Config
     lowered: str  # the module IREE compiles
     fields: dict  # the Variant's fields that graph generation and the passes determined
+    in_place: InPlaceInputs  # what IREE writes into, for the module's function
     cached: CompileResult | None  # the disk cache's module, if it held one
     seconds: float  # spent preparing
     in_background: bool = False  # built on the compile thread: IREE's compiler yields the CPU to the caller
@@ -122,7 +122,7 @@ class PreparedVariant:
         elif logs.cache_log.isEnabledFor(logs.INFO):
             logs.cache_log.info("%s %s: compiled module read from the disk cache in %.3fs (%s)",
                                 fn.__qualname__, describe_key(self.key), compiled.seconds, config.backend)
-        invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"])
+        invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"], self.in_place)
         return Variant(invoke=invoke, compile_seconds=self.seconds + time.perf_counter() - start,
                        cache_hit=compiled.cache_hit, **self.fields)
 
@@ -165,16 +165,20 @@ def _reuses_storage(config: Config) -> bool:
 # IREE 3.13 writes into a function argument's buffer in place where the argument is the
 # destination of an insert (`y = x.copy(); y[::2] = 1` is `tensor.insert_slice ... into %x`), even
 # when the argument is also returned or its buffer is the caller's own array (a device-resident
-# input): tests/iree_repro/returned_argument_updated.mlir. The runtime hands such inputs over as
-# copies and makes such returned arguments from the inputs itself (Variant.run).
+# input): tests/iree_repro/returned_argument_updated.mlir. The callable IREE's runtime layer
+# makes uploads such inputs and makes such returned arguments from the inputs (InPlaceInputs).
 _DESTINATION_OPERANDS = {"tensor.insert_slice": 1, "tensor.insert": 1, "tensor.parallel_insert_slice": 1,
                          "tensor.scatter": 1}
 
 
-def updated_arguments(f, n_inputs: int) -> frozenset[int]:
-    """The inputs that are the destination of an op IREE may apply in place: an insert's
-    destination, a linalg (or IREE linalg_ext) op's `outs`."""
-    entry, updated = f.body.blocks[0], set()
+def in_place_inputs(f, n_inputs: int) -> InPlaceInputs:
+    """The inputs of `f` (lowered for IREE) that are the destination of an op IREE may apply in
+    place: an insert's destination, a linalg (or IREE linalg_ext) op's `outs`; and the results
+    that are such an input returned as it came in."""
+    entry, written = f.body.blocks[0], set()
+
+    def argument(v) -> int | None:
+        return ir.BlockArgument(v).arg_number if isinstance(v.owner, ir.Block) and v.owner == entry else None
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         op = op.operation
@@ -185,19 +189,12 @@ def updated_arguments(f, n_inputs: int) -> frozenset[int]:
             destinations = list(op.operands)[n_in:n_in + n_out]
         else:
             destinations = []
-        updated.update(ir.BlockArgument(v).arg_number for v in destinations
-                       if isinstance(v.owner, ir.Block) and v.owner == entry)
-        return ir.WalkResult.ADVANCE
+        written.update(k for k in map(argument, destinations) if k is not None and k < n_inputs)
+        return ir.WalkResult.ADVANCE  # (storage arguments, past the inputs, are written on purpose)
 
     walk(f.operation, visit)
-    return frozenset(i for i in updated if i < n_inputs)  # (storage arguments are written on purpose)
-
-
-def _returned_arguments(f, updated: frozenset[int]) -> dict[int, int]:
-    """Output -> input, for outputs that are an updated argument returned as it came in."""
-    entry = f.body.blocks[0]
-    return {i: ir.BlockArgument(v).arg_number for i, v in enumerate(return_op(f).operands)
-            if isinstance(v.owner, ir.Block) and v.owner == entry and ir.BlockArgument(v).arg_number in updated}
+    returned = tuple((i, k) for i, k in enumerate(map(argument, return_op(f).operands)) if k in written)
+    return InPlaceInputs(frozenset(written), returned)
 
 
 def _attr_list(f, name: str) -> list:

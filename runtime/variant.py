@@ -112,10 +112,6 @@ class Variant:
     draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
     draw_taken: dict = field(default_factory=dict)  # per draw in a branch: result tree of whether it ran
     inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
-    # Inputs IREE may write in place, and outputs that are such an input as it came in (runtime/jit.py,
-    # updated_arguments): handed over as copies, and made from the inputs on the host.
-    updated_inputs: frozenset = frozenset()
-    returned_inputs: dict = field(default_factory=dict)
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
@@ -288,12 +284,7 @@ class Variant:
                     return Deopt(g.kind, g.site, g.reason)
             # A function whose results are all inputs, views or constants needs no device call.
             storage = [_take(spare) for spare in self._spares]
-            handed = [np.array(x, order="C") if k in self.updated_inputs else x
-                      for k, x in enumerate(inputs)] if self.updated_inputs else inputs
-            outputs = self.invoke(handed, self._modes, storage) if self.output_paths else []
-            for i, k in self.returned_inputs.items():
-                if outputs[i] is not None:
-                    outputs[i] = np.array(inputs[k], order="C")
+            outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             reraise_if_asynchronous(e)  # the caller's, not a failure of the compiled code
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
