@@ -35,6 +35,7 @@ import builtins
 import contextlib
 import itertools
 import sys
+import operator
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,24 @@ class ContainerMixin:
         self._check_not_iterating(id(d), key not in pairs, node, key)
         pairs[key] = value
         self._replace_value(d, make_dict(pairs), node)
+
+    def _set_list_item(self, lst: Seq, key: Any, value: Any, node: ast.AST) -> None:
+        """`lst[i] = v` or `lst[i:j] = iterable` on a list this call built."""
+        if not isinstance(key, Known):
+            raise Unsupported("a list index that is computed at run time is not supported yet when assigning "
+                              "an item of a list", node)
+        items = list(lst.items)
+        try:
+            if type(key.value) is slice:
+                items[key.value] = self._iterate(value, node)
+                self._check_not_iterating(id(lst), True, node)
+            else:
+                index = operator.index(key.value)
+                items[index] = value
+                self._check_not_iterating(id(lst), False, node, index)
+        except (TypeError, IndexError, ValueError) as e:
+            raise Unsupported(f"assigning an item of a list: Python raises {type(e).__name__}: {e}", node) from None
+        self._replace_value(lst, Seq(tuple(items), list), node)
 
     def _view_items(self, view: DictView, node: ast.AST) -> list:
         pairs = self._dict_pairs(view.mapping, node)

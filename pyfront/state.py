@@ -82,6 +82,9 @@ class StateMixin:
         if isinstance(base, Seq) and base.kind is dict:
             self._set_local_item(base, key, value, target)
             return
+        if isinstance(base, Seq) and base.kind is list and base.source is None:
+            self._set_list_item(base, key, value, target)
+            return
         if not isinstance(base, Obj) or container_type(base.example) not in (dict, list):
             raise Unsupported(f"assigning an item of {S.describe(base)} is not supported yet "
                               "(only items of dicts and lists the caller passed or Python state holds)", target)

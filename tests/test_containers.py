@@ -91,6 +91,29 @@ def test_local_dict_item_assignment_and_missing_key_raises():
     compiled_ran(compiled)
 
 
+def gradients_by_layer(x, n):
+    grads = [np.zeros_like(x) for _ in range(n)]
+    grads[-1] = x * 2.0
+    for layer in range(2, n + 1):
+        grads[-layer] = grads[-layer + 1] + 1.0  # walking back with negative indices
+    held = (grads, [grads])  # one list object: each place sees the items assigned later
+    grads[0:1] = [x - 1.0, x]  # a slice assignment that grows the list
+    return held
+
+
+def a_list_item_out_of_range(x):
+    grads = [x, x]
+    grads[2] = x  # IndexError, raised by the interpreter
+    return grads
+
+
+def test_local_list_item_assignment():
+    compiled = check(gradients_by_layer, [(A, 3), (A + 1, 3), (B, 2)])
+    compiled_ran(compiled)
+    compiled = check(a_list_item_out_of_range, [(A,)] * 3)
+    assert "list assignment index out of range" in str(pyfront.explain(compiled))
+
+
 def test_dict_values_iteration_refuses_mutation():
     def f(d):
         out = {"a": d["w"], "b": d["w"]}

@@ -96,6 +96,23 @@ def test_an_agreeing_verified_call_has_its_effects_once(capsys):
     assert not report.verify_failures and report.variants[0].calls == 2
 
 
+class Layers:
+    def __init__(self):
+        self.biases = [np.ones(3), np.ones(2)]
+
+
+def step_each(net):
+    net.biases = [b - 0.5 for b in net.biases]  # a new list: net.biases[0] is another array after
+
+
+def test_state_under_a_rebound_path_is_compared_through_the_new_value():
+    """`net.biases[i]` is read and `net.biases` stored: the verified call compares the stored list,
+    not the items it read with what the path holds after the call (that retired the variant)."""
+    compiled = check(step_each, [(Layers(),)] * 3)
+    report = pyfront.explain(compiled)
+    assert report.verified_calls == 1 and report.compiled_calls == 2, str(report)
+
+
 @pytest.mark.parametrize("verify, verified", [("first", 1), (2, 3), (1, 5), ("off", 0)])
 def test_which_calls_are_verified(verify, verified):
     f = pyfront.compile(double, profile_calls=1, verify=verify)
