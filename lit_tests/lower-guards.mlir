@@ -53,3 +53,36 @@ func.func @existing_outputs(%x: tensor<4xf32>, %c: i1) -> (tensor<4xf32>, tensor
 func.func @no_guards(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+
+// -----
+
+/// 17 guards: each linalg.generic gathers at most 16 conditions (each one of
+/// its dispatch's inputs: IREE 3.13's runtime binds at most 32), and
+/// tensor.concat joins the groups in program order.
+
+// CHECK-LABEL: func.func @seventeen_guards
+// CHECK:         %[[FIRST:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16xi8>)
+// CHECK:         %[[LAST:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<i1>) outs(%{{.*}} : tensor<1xi8>)
+// CHECK:         %[[FLAGS:.*]] = tensor.concat dim(0) %[[FIRST]], %[[LAST]] : (tensor<16xi8>, tensor<1xi8>) -> tensor<17xi8>
+// CHECK:         return %[[FLAGS]] : tensor<17xi8>
+func.func @seventeen_guards(%c0: tensor<i1>, %c1: tensor<i1>, %c2: tensor<i1>, %c3: tensor<i1>, %c4: tensor<i1>, %c5: tensor<i1>, %c6: tensor<i1>, %c7: tensor<i1>, %c8: tensor<i1>, %c9: tensor<i1>, %c10: tensor<i1>, %c11: tensor<i1>, %c12: tensor<i1>, %c13: tensor<i1>, %c14: tensor<i1>, %c15: tensor<i1>, %c16: tensor<i1>) {
+  "pyfront.guard"(%c0) {kind = "value", reason = "c0", site = "m.py:1"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c1) {kind = "value", reason = "c1", site = "m.py:2"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c2) {kind = "value", reason = "c2", site = "m.py:3"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c3) {kind = "value", reason = "c3", site = "m.py:4"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c4) {kind = "value", reason = "c4", site = "m.py:5"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c5) {kind = "value", reason = "c5", site = "m.py:6"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c6) {kind = "value", reason = "c6", site = "m.py:7"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c7) {kind = "value", reason = "c7", site = "m.py:8"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c8) {kind = "value", reason = "c8", site = "m.py:9"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c9) {kind = "value", reason = "c9", site = "m.py:10"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c10) {kind = "value", reason = "c10", site = "m.py:11"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c11) {kind = "value", reason = "c11", site = "m.py:12"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c12) {kind = "value", reason = "c12", site = "m.py:13"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c13) {kind = "value", reason = "c13", site = "m.py:14"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c14) {kind = "value", reason = "c14", site = "m.py:15"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c15) {kind = "value", reason = "c15", site = "m.py:16"} : (tensor<i1>) -> ()
+  "pyfront.guard"(%c16) {kind = "value", reason = "c16", site = "m.py:17"} : (tensor<i1>) -> ()
+  return
+}

@@ -8,11 +8,14 @@ guard as [kind, site, reason]. The runtime commits state and returns results
 only when every flag is true; otherwise it re-runs the call in the
 interpreter and blames the guards whose flags are false.
 
-The flags are gathered by one `linalg.generic` over the 0-d condition
+The flags are gathered by `linalg.generic`s over the 0-d condition
 tensors (an i1 condition, computed on the host from sizes, becomes one
 first), so they stay where they were computed and the runtime reads them all
 at once after the call. (Extracting each condition to a scalar made IREE read
-it back to the host in the middle of the call: a wait per guard.)
+it back to the host in the middle of the call: a wait per guard.) One
+generic gathers at most `bound_dispatch_inputs.LIMIT` of them, each its own
+dispatch input, and `tensor.concat` joins the groups: IREE 3.13's runtime
+refuses a dispatch with more than 32 inputs (81 guards made one of 61).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, linalg, tensor, walk
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import is_tensor
+from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, output_paths, return_op, set_results
 from pyfront.passes.registry import register_pass
 
@@ -63,9 +67,15 @@ def _flags(conds: list[ir.Value]) -> ir.Value:
             value = arith.select(arith.cmpi(arith.CmpIPredicate.eq, k, emit.index(i)), flags[i], value)
         return value
 
-    (flags,) = emit.generic(tensors, [emit.scalar_map(1)] * len(tensors), [emit.empty([len(conds)], np.int8)],
-                            [emit.projection_map(1, [0])], [emit.PARALLEL], pick)
-    return flags
+    def gather(group: list[ir.Value]) -> ir.Value:
+        (flags,) = emit.generic(group, [emit.scalar_map(1)] * len(group), [emit.empty([len(group)], np.int8)],
+                                [emit.projection_map(1, [0])], [emit.PARALLEL], pick)
+        return flags
+
+    groups = [gather(tensors[i:i + LIMIT]) for i in range(0, len(tensors), LIMIT)]
+    if len(groups) == 1:
+        return groups[0]
+    return tensor.concat(ir.RankedTensorType.get([len(conds)], i8), 0, groups)
 
 
 def _nested_guards(fn: ir.Operation) -> list[ir.Operation]:

@@ -4,7 +4,8 @@
 cannot read (Python state, guards, pyfront array ops), keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
 and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero) or keep IREE
-from miscompiling (`materialize-splats`): a pipeline without one of them is wrong or cannot run, so
+from miscompiling (`materialize-splats`) or from building modules its runtime cannot load
+(`bound-dispatch-inputs`): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
 only make the program faster and may be left out, e.g. for an ablation:
 
@@ -34,13 +35,15 @@ JIT_PIPELINE: tuple[str, ...] = (
     "materialize-splats",
     "canonicalize",
     "cse",
+    # On the final linalg: IREE 3.13 forms dispatches its runtime refuses to load otherwise.
+    "bound-dispatch-inputs",
     # Last: it adds arguments to the final signature. The JIT leaves it out
     # where the runtime has no displaced state buffer to offer (runtime/jit.py).
     "bind-result-storage",
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
-                             "lower-to-linalg", "materialize-splats")
+                             "lower-to-linalg", "materialize-splats", "bound-dispatch-inputs")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so
 # fuse saves only a dispatch or three (mostly guard-fp-events' checks), and it

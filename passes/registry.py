@@ -55,6 +55,7 @@ def _load_all() -> None:
     # Importing the pass modules registers them.
     from pyfront.passes import (  # noqa: F401
         bind_result_storage,
+        bound_dispatch_inputs,
         differentiate,
         fuse,
         guard_fp_events,

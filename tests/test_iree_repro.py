@@ -188,3 +188,26 @@ def test_a_device_resident_input_is_not_written_by_a_copy_then_write():
         assert_same(marked_copy(plain_state), peek(compiled_state), f"call {i}")
         assert_same(plain_state.x, compiled_state.x, f"call {i}: the state the copy was taken from")
     assert pyfront.explain(peek).compiled_calls >= 2 and pyfront.explain(step).compiled_calls >= 2
+
+
+# IREE 3.13's runtime refuses a dispatch with more than 32 buffer bindings when it loads the
+# module, and its dispatch formation does not keep below that: `bound-dispatch-inputs` cuts long
+# elementwise chains and `lower-guards` gathers its flags in groups (both once ran in the
+# interpreter as "internal compiler error ... binding count 41 > 32").
+def sum_of_many(xs):
+    return sum(xs)
+
+
+def accuracy_of_many(w, data):
+    return sum(int(np.argmax(w @ x) == y) for (x, y) in data)
+
+
+def test_many_inputs_into_one_fused_chain_or_one_guard_gather():
+    rng = np.random.default_rng(3)
+    ints = [rng.integers(-5, 5, 8) for _ in range(40)]
+    compiled = check(sum_of_many, [(ints,)] * 3)
+    assert pyfront.explain(compiled).compiled_calls == 2, str(pyfront.explain(compiled))
+    w = rng.standard_normal((4, 6))
+    data = [(rng.standard_normal((6, 1)), int(rng.integers(4))) for _ in range(40)]  # 41 subnormal guards
+    compiled = check(accuracy_of_many, [(w, data)] * 3)
+    assert pyfront.explain(compiled).compiled_calls == 2, str(pyfront.explain(compiled))

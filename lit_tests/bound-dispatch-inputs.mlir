@@ -1,0 +1,43 @@
+// RUN: pyfront-opt %s --split-input-file --lower-to-linalg --bound-dispatch-inputs | filecheck %s
+
+/// `sum(xs)` over 18 arrays: IREE would fuse the 17 adds into one dispatch
+/// reading 18 tensors. After the 16th array the running sum goes through an
+/// optimization barrier, so no fused chain reads more than 16.
+
+// CHECK-LABEL: func.func @long_sum
+// CHECK-COUNT-15: linalg.generic
+// CHECK:         %[[CUT:.*]] = util.optimization_barrier %{{.*}} : tensor<4xf32>
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[CUT]], %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT:     util.optimization_barrier
+func.func @long_sum(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %a2: tensor<4xf32>, %a3: tensor<4xf32>, %a4: tensor<4xf32>, %a5: tensor<4xf32>, %a6: tensor<4xf32>, %a7: tensor<4xf32>, %a8: tensor<4xf32>, %a9: tensor<4xf32>, %a10: tensor<4xf32>, %a11: tensor<4xf32>, %a12: tensor<4xf32>, %a13: tensor<4xf32>, %a14: tensor<4xf32>, %a15: tensor<4xf32>, %a16: tensor<4xf32>, %a17: tensor<4xf32>) -> tensor<4xf32> {
+  %s1 = "pyfront.add"(%a0, %a1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s2 = "pyfront.add"(%s1, %a2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s3 = "pyfront.add"(%s2, %a3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s4 = "pyfront.add"(%s3, %a4) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s5 = "pyfront.add"(%s4, %a5) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s6 = "pyfront.add"(%s5, %a6) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s7 = "pyfront.add"(%s6, %a7) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s8 = "pyfront.add"(%s7, %a8) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s9 = "pyfront.add"(%s8, %a9) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s10 = "pyfront.add"(%s9, %a10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s11 = "pyfront.add"(%s10, %a11) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s12 = "pyfront.add"(%s11, %a12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s13 = "pyfront.add"(%s12, %a13) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s14 = "pyfront.add"(%s13, %a14) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s15 = "pyfront.add"(%s14, %a15) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s16 = "pyfront.add"(%s15, %a16) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s17 = "pyfront.add"(%s16, %a17) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %s17 : tensor<4xf32>
+}
+
+// -----
+
+/// A chain over three arrays is left as it is.
+
+// CHECK-LABEL: func.func @short_sum
+// CHECK-NOT:     util.optimization_barrier
+func.func @short_sum(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %a2: tensor<4xf32>) -> tensor<4xf32> {
+  %s1 = "pyfront.add"(%a0, %a1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s2 = "pyfront.add"(%s1, %a2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %s2 : tensor<4xf32>
+}
