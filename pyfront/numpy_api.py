@@ -537,6 +537,31 @@ FUNCTIONS[np.isinf] = _float_test(lambda t: S.ufunc(np.equal, S.ufunc(np.absolut
 FUNCTIONS[np.isfinite] = _float_test(lambda t: S.ufunc(np.less, S.ufunc(np.absolute, t), _INF), "isfinite")
 
 
+@implements(np.nan_to_num)
+def _nan_to_num(x, copy=Known(True), nan=Known(0.0), posinf=Known(None), neginf=Known(None)):
+    """NaN, +inf and -inf replaced (by default with 0.0 and the dtype's largest and smallest
+    finite values): quiet comparisons and selects, so no floating-point flag is raised."""
+    if known(copy, "copy") is not True:
+        raise Unsupported("np.nan_to_num(..., copy=False) writes in place; not supported yet")
+    t = S.to_tensor(x)
+    if t.pytype is not np.ndarray:
+        raise Unsupported("np.nan_to_num of a scalar is not supported yet (only of arrays)")
+    if not _is_float(t):
+        return _copy(t)
+    info = np.finfo(t.dtype)
+    t = S.where(S.ufunc(np.not_equal, t, t), _replacement(nan, 0.0), t)
+    t = S.where(S.ufunc(np.equal, t, _INF), _replacement(posinf, info.max), t)
+    return S.where(S.ufunc(np.equal, t, Known(float("-inf"))), _replacement(neginf, info.min), t)
+
+
+def _replacement(v: Any, default: float) -> Known:
+    """A replacement value of np.nan_to_num: a compile-time number, `default` for None."""
+    value = known(v, "replacement value")
+    if value is not None and type(value) not in (int, float):
+        raise Unsupported(f"np.nan_to_num with a {type(value).__name__} replacement value is not supported yet")
+    return Known(float(default if value is None else value))
+
+
 def _truth_reduction(kind: str):
     """np.any/all: max/min of `x != 0` (NaN counts as true, as in NumPy)."""
     def handler(a, axis=Known(None), out=Known(None), keepdims=Known(False)):

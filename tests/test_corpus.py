@@ -303,3 +303,26 @@ def test_skipgram_negative_sampling():
             assert_same(plain.train_pair(center, context), train_pair(model, center, context), f"pair {position}")
         assert_same_attributes(plain, model, ("W_in", "W_out", "steps", "rng"), f"position {position}")
     assert_mostly_compiled(train_pair)
+
+
+@pytest.mark.parametrize("cost", ["CrossEntropyCost", "QuadraticCost"])
+def test_textbook_sgd_network(cost):
+    m = load("sgd_network", f"corpus_sgd_network_{cost}")
+    rng = np.random.default_rng(6)
+    training = [(rng.standard_normal((12, 1)), m.one_hot(int(rng.integers(4)), 4)) for _ in range(40)]
+    test = [(rng.standard_normal((12, 1)), int(rng.integers(4))) for _ in range(20)]
+    net = m.Network([12, 10, 4], getattr(m, cost), seed=2)
+    plain = copy.deepcopy(net)
+    update, accuracy, total_cost = (pyfront.compile(getattr(net, name))
+                                    for name in ("update_mini_batch", "accuracy", "total_cost"))
+    for step in range(12):
+        batch = training[(step % 4) * 10:(step % 4 + 1) * 10]
+        assert_same(plain.update_mini_batch(batch, 0.5, 0.1, len(training)),
+                    update(batch, 0.5, 0.1, len(training)), f"step {step}")
+        assert_same_attributes(plain, net, ("weights", "biases"), f"step {step}")
+        if step % 3 == 2:
+            assert plain.accuracy(test) == accuracy(test)
+            assert_same(plain.total_cost(test, 0.1), total_cost(test, 0.1), f"step {step} cost")
+    assert_mostly_compiled(update)
+    for fn in (accuracy, total_cost):
+        assert pyfront.explain(fn).compiled_calls >= 2, str(pyfront.explain(fn))
