@@ -21,8 +21,12 @@ Assumes: linalg on tensors (after lower-to-linalg), IREE's
 `util.optimization_barrier` available to the compiler the module goes to.
 Guarantees: values are unchanged (a barrier is the identity); a module that
 needs no cut is unchanged. Not guaranteed: an op with more than `LIMIT`
-operands of its own (each its own dispatch input) keeps them; lower-guards
-gathers its flags in groups for that reason.
+operands of its own (each its own dispatch input) keeps them (lower-guards
+gathers its flags in groups for that reason); and IREE also groups unrelated
+0-d ops into one dispatch (`sum(float(x.max()) for x in xs)` over 40 float
+arrays: the 40 floating-point checks of the maxes and the running sum), which
+no cut here prevents. The JIT then refuses the module naming the limit
+(runtime/jit.py) and the call runs in the interpreter.
 """
 
 from __future__ import annotations

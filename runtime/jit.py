@@ -122,7 +122,15 @@ class PreparedVariant:
         elif logs.cache_log.isEnabledFor(logs.INFO):
             logs.cache_log.info("%s %s: compiled module read from the disk cache in %.3fs (%s)",
                                 fn.__qualname__, describe_key(self.key), compiled.seconds, config.backend)
-        invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"], self.in_place)
+        try:
+            invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"], self.in_place)
+        except IndexError as e:  # IREE's runtime refuses the module it compiled
+            bindings = re.search(r"binding count \d+ > \d+", str(e))
+            if bindings is None:
+                raise
+            raise _unsupported(fn, f"{fn.__qualname__}: IREE 3.13 formed a dispatch of more buffers than its runtime "
+                                   f"binds ({bindings.group(0)}); bound-dispatch-inputs did not prevent it "
+                                   "(see passes/bound_dispatch_inputs.py)") from None
         return Variant(invoke=invoke, compile_seconds=self.seconds + time.perf_counter() - start,
                        cache_hit=compiled.cache_hit, **self.fields)
 

@@ -211,3 +211,16 @@ def test_many_inputs_into_one_fused_chain_or_one_guard_gather():
     data = [(rng.standard_normal((6, 1)), int(rng.integers(4))) for _ in range(40)]  # 41 subnormal guards
     compiled = check(accuracy_of_many, [(w, data)] * 3)
     assert pyfront.explain(compiled).compiled_calls == 2, str(pyfront.explain(compiled))
+
+
+def sum_of_maxima(xs):
+    return sum(float(x.max()) for x in xs)
+
+
+def test_a_dispatch_of_too_many_buffers_is_refused_naming_the_limit():
+    """Not yet prevented (passes/bound_dispatch_inputs.py): IREE groups the 40 0-d floating-point
+    checks of the maxima with the running sum into one dispatch of 42 buffers."""
+    xs = [np.random.default_rng(i).standard_normal((6, 1)) for i in range(40)]
+    compiled = check(sum_of_maxima, [(xs,)] * 3)
+    report = str(pyfront.explain(compiled))
+    assert "more buffers than its runtime binds (binding count" in report and "internal" not in report, report
