@@ -326,3 +326,27 @@ def test_textbook_sgd_network(cost):
     assert_mostly_compiled(update)
     for fn in (accuracy, total_cost):
         assert pyfront.explain(fn).compiled_calls >= 2, str(pyfront.explain(fn))
+
+
+@pytest.mark.parametrize("dropout", [False, True])
+def test_layer_stack_with_optimizer_copies(dropout):
+    m = load("layer_stack", f"corpus_layer_stack_{dropout}")
+    rng = np.random.default_rng(7)
+    X, Y = rng.standard_normal((64, 10)), np.eye(3)[rng.integers(0, 3, 64)]
+    net = m.NeuralNetwork(m.Adam(0.01), m.CrossEntropy, seed=1)
+    for layer in (m.Dense(16, input_shape=(10,)), m.Activation("relu"), *([m.Dropout(0.25)] if dropout else []),
+                  m.Dense(3), m.Activation("softmax")):
+        net.add(layer)
+    plain = copy.deepcopy(net)
+    step, predict = pyfront.compile(net.train_on_batch), pyfront.compile(net.predict)
+    for i in range(12):
+        batch = slice((i % 4) * 16, (i % 4 + 1) * 16)
+        np.random.seed(i)  # the dropout masks: np.random.uniform, drawn by both runs alike
+        expected = plain.train_on_batch(X[batch], Y[batch])
+        np.random.seed(i)
+        assert_same(expected, step(X[batch], Y[batch]), f"step {i}")
+        for k, (p, c) in enumerate(zip(plain.layers, net.layers)):
+            assert_same(vars(p), vars(c), f"step {i} layer {k}")
+        assert_same(plain.predict(X[:8]), predict(X[:8]), f"step {i} prediction")
+    assert_mostly_compiled(step)
+    assert_mostly_compiled(predict)
