@@ -51,7 +51,7 @@ from pyfront.runtime.aot import (
     encode_const,
     manifest_checksum,
 )
-from pyfront.runtime.results import Const, Input, Node, Output, Stored, ViewOf
+from pyfront.runtime.results import Const, Format, Input, Node, Output, Stored, ViewOf
 from pyfront.specialize import NUMPY_FUNCTION, is_constant
 
 
@@ -316,7 +316,7 @@ def _result(fn, node: Any) -> dict:
         raise ExportError(f"cannot export {fn.__qualname__}: it returns Python state ({node.path})")
     if isinstance(node, Node) and node.kind in (tuple, list):
         return {"seq": node.kind.__name__, "items": [_result(fn, n) for n in node.items]}
-    kind = getattr(node, "kind", type(node))
+    kind = str if isinstance(node, Format) else getattr(node, "kind", type(node))
     raise ExportError(f"cannot export {fn.__qualname__}: it returns a {kind.__name__} (only arrays, "
                       "scalars, constants and tuples/lists of them)")
 

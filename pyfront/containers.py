@@ -40,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import indexing
+from pyfront import indexing, text
 from pyfront import semantics as S
 from pyfront.errors import Unsupported
 from pyfront.guards import MISSING, IdentityGuard, container_type
 from pyfront.loops import MAX_STATIC_UNROLL as MAX_ITEMS
-from pyfront.values import DictView, Iter, Known, Obj, Seq, Tensor
+from pyfront.values import DictView, Iter, Known, Obj, Seq, Tensor, Text
 
 # Builtins that consume a whole iterable at once: a generator expression passed
 # to them may be evaluated eagerly, in order, with the same effects.
@@ -383,6 +383,8 @@ class ContainerMixin:
             return Known(self._state_len(value, node))
         if isinstance(value, Tensor) and value.pytype is np.ndarray and value.ndim:
             return S.shape(value).items[0] if value.shape[0] is None else Known(value.shape[0])
+        if isinstance(value, Text):
+            raise Unsupported(f"len(): {text.ONLY_SHOWN}", node)
         raise Unsupported(f"len() of {S.describe(value)} is not supported (Python raises TypeError)", node)
 
     def _builtin_sum(self, args, kwargs, node):

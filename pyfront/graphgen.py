@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import deep_ast, indexing, numpy_api
+from pyfront import deep_ast, indexing, numpy_api, text
 from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
@@ -60,7 +60,7 @@ from pyfront.specialize import (
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.survey import SurveyMixin, blockers_of
-from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor
+from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor, Text
 from pyfront.warn_calls import WarnMixin
 
 MAX_INLINE_DEPTH = 32
@@ -86,13 +86,9 @@ CMPOPS = {
     ast.Is: (operator.is_, None), ast.IsNot: (operator.is_not, None),
     ast.In: (lambda a, b: a in b, None), ast.NotIn: (lambda a, b: a not in b, None),
 }
-RUNTIME_FSTRING = "an f-string of a value computed at run time"
 # Builtins whose call has no effect: an operand of and/or made of them and of operators may be
 # evaluated whether or not Python evaluates it (graphgen._short_circuit).
 _PURE_CALL_NAMES = frozenset({"len", "abs", "min", "max", "int", "float", "bool", "round", "isinstance"})
-# Values whose text is fixed by their value (so an f-string of them is a constant): not
-# objects, whose __format__ could read state or differ per call.
-_TEXT_BY_VALUE = (int, float, bool, str, complex, type(None), np.dtype)
 # Builtins evaluated at compile time when all their arguments are constants.
 PURE_BUILTINS = {
     abs, all, any, bool, divmod, float, int, isinstance, len, max, min, pow, range, round, str,
@@ -589,23 +585,18 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
     def visit_Constant(self, node: ast.Constant) -> Known:
         return Known(node.value)
 
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> Known:
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Known | Text:
         # Of values known while compiling (`params[f"W{i}"]` in an unrolled loop, `f"{x.shape}"`),
-        # an f-string is a constant; of a run-time value it would be text the graph cannot make.
-        return Known("".join(self.visit(part).value for part in node.values))
+        # an f-string is a constant; of values computed at run time, text the host makes (text.py).
+        return text.text_of([part.value if isinstance(part, ast.Constant) else self._field(part)
+                             for part in node.values])
 
-    def visit_FormattedValue(self, node: ast.FormattedValue) -> Known:
-        value = self.visit(node.value)
-        if not isinstance(value, Known) or not _formats_alike(value.value):
-            raise Unsupported(f"{RUNTIME_FSTRING} is not supported by the compiler", node)
-        v = value.value
-        if node.conversion != -1:
-            v = {ord("s"): str, ord("r"): repr, ord("a"): ascii}[node.conversion](v)
-        spec = "" if node.format_spec is None else self.visit(node.format_spec).value
-        try:
-            return Known(format(v, spec))
-        except (ValueError, TypeError) as e:  # a bad format spec: the interpreter raises it
-            raise Unsupported(f"the f-string raises {type(e).__name__}: {e}", node) from None
+    def _field(self, node: ast.FormattedValue) -> str | tuple:
+        spec = Known("") if node.format_spec is None else self.visit(node.format_spec)
+        if not isinstance(spec, Known):
+            raise Unsupported("an f-string whose format spec is computed at run time is not supported yet", node)
+        convert = {-1: None, ord("s"): str, ord("r"): repr, ord("a"): ascii}[node.conversion]
+        return text.rendered(self.visit(node.value), text.ReplacementField(convert, spec.value), node)
 
     def visit_Name(self, node: ast.Name) -> Any:
         return self._load_name(node.id, node)
@@ -665,6 +656,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             if isinstance(value, (np.ndarray, np.generic)):
                 return self._tensor_attr(S.to_tensor(base), name, node)
             return S.fold(getattr, value, name)
+        if isinstance(base, Text):
+            raise Unsupported(f"str.{name}: {text.ONLY_SHOWN}", node)
         raise Unsupported(f"attribute {name!r} of {S.describe(base)}", node)
 
     def _tensor_attr(self, t: Tensor, name: str, node: ast.AST) -> Any:
@@ -759,6 +752,10 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         pyop, uf = BINOPS[op]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
+        if op is ast.Mod and isinstance(left, Known) and type(left.value) is str:
+            return text.percent_format(left.value, right, self.node)
+        if isinstance(left, Text) or isinstance(right, Text):
+            raise Unsupported(f"operator {construct(op)}: {text.ONLY_SHOWN}")
         if isinstance(left, (Seq, Known)) and isinstance(right, (Seq, Known)) and op is ast.Add:
             a, b = (v if isinstance(v, Seq) else Seq(tuple(map(Known, v.value)), type(v.value))
                     for v in (left, right))
@@ -809,6 +806,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return Known(isinstance(op, ast.IsNot))  # `self.m is None` where self.m holds a dict
         if uf is None:
             raise Unsupported(f"{construct(op)} on computed values is not supported yet", node)
+        if isinstance(left, Text) or isinstance(right, Text):
+            raise Unsupported(f"{construct(op)}: {text.ONLY_SHOWN}", node)
         return S.ufunc(uf, *_operator_operands(left, right, construct(op)))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
@@ -917,6 +916,10 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         fn = callee.value
         if fn is print:
             return self._print(args, kwargs, node)
+        if fn is str and len(args) == 1 and not kwargs and not isinstance(args[0], Known):
+            return text.text_of([text.rendered(args[0], text.ReplacementField(None, ""), node)])
+        if getattr(fn, "__name__", None) == "format" and type(getattr(fn, "__self__", None)) is str:
+            return text.str_format(fn.__self__, args, kwargs, node)
         if fn is warnings.warn:
             return self._warn(args, kwargs, node)
         if getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
@@ -1061,6 +1064,9 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             if value.kind not in (tuple, list, dict):
                 raise Unsupported(f"returning or printing a {value.kind.__name__} view is not supported yet")
             return R.Node(value.kind, tuple(self._result_tree(v, leaves) for v in value.items))
+        if isinstance(value, Text):
+            return R.Format(tuple(p if isinstance(p, str) else (self._result_tree(p[0], leaves), p[1])
+                                  for p in value.parts))
         if isinstance(value, Tensor):
             if value.source is not None:
                 return R.Input(value.source)  # the very object the caller passed or stored
@@ -1175,13 +1181,6 @@ def _nodes(v: Any):
 def _is_pure(fn: Any) -> bool:
     """Builtins and NumPy scalar types that compute without side effects (safe to fold)."""
     return _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic)))
-
-
-def _formats_alike(v: Any) -> bool:
-    """Whether formatting `v` gives the same text at every call (see _TEXT_BY_VALUE)."""
-    if type(v) is tuple:
-        return all(_formats_alike(item) for item in v)
-    return type(v) in _TEXT_BY_VALUE or isinstance(v, np.generic)
 
 
 def _hashable(v: Any) -> bool:

@@ -61,8 +61,11 @@ HINTS: tuple[tuple[str, str], ...] = (
      "assumption hold, e.g. no integer division by zero; the variant is tried again after the suspension")),
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
     ("try/except is not supported", "move try/except out of the compiled function"),
-    ("an f-string of a value computed at run time", ("f-strings of constants, shapes and loop indices compile; "
-     "build text from computed values outside the compiled function (print(...) of arrays and numbers compiles)")),
+    ("text made from values computed at run time", ("f-strings, str.format, % and str() of computed arrays "
+     "and numbers compile when the text is printed, returned or stored; work on the text (+, len, methods, "
+     "comparisons) outside the compiled function")),
+    ("formatting", ("format arrays and numbers (not objects or containers) with a spec their type always "
+     "accepts, e.g. f\"{loss:.4f}\", or format outside the compiled function")),
     ("a with block is not supported", "move the with block out of the compiled function"),
     ("is not supported", ("see docs/what-compiles.md for what compiles; move this code out of the "
      "compiled function or rewrite it with supported NumPy operations")),

@@ -25,7 +25,7 @@ from pyfront.dialects.primitives import emit, get
 from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
 from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
 from pyfront.errors import Unsupported
-from pyfront.values import BoundedInt, Known, Seq, Tensor, View
+from pyfront.values import BoundedInt, Known, Seq, Tensor, Text, View
 
 UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, *_) in table.items()}
 BOOL = np.dtype(np.bool_)
@@ -119,6 +119,8 @@ def describe(v: Any) -> str:
         return f"{v.pytype.__name__} of {v.dtype} {v.shape}"
     if isinstance(v, Seq):
         return v.kind.__name__
+    if isinstance(v, Text):
+        return "an f-string of values computed at run time"
     example = getattr(v, "example", None)  # an object in Python state
     return f"a {type(example).__name__} object" if example is not None else "this value"
 

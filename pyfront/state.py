@@ -40,7 +40,7 @@ from pyfront.draws import generator_spec
 from pyfront.runtime.host_draws import is_generator
 from pyfront.specialize import (ArraySpec, ConstSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec, OwnAttrSpec,
                                 ScalarSpec, is_constant)
-from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor
+from pyfront.values import BoundMethod, Known, Obj, Seq, Tensor, Text
 
 
 class RuntimeState(Exception):
@@ -445,7 +445,7 @@ def _storable(value: Any) -> bool:
         return is_constant(value.value) or type(value.value) is np.ndarray or isinstance(value.value, np.generic)
     if isinstance(value, Seq):
         return value.source is not None or value.kind in (tuple, list, dict) and all(map(_storable, value.items))
-    return isinstance(value, (Tensor, Obj))
+    return isinstance(value, (Tensor, Obj, Text))
 
 
 def uncompiled(fn: Any) -> Any:

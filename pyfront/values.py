@@ -14,6 +14,8 @@
   expression) over values known when compiling; it may be iterated once.
 - `DictView`: `d.keys()`/`d.values()`/`d.items()` of a dict (a computed `Seq`
   of kind dict, or an `Obj` dict); what it holds is read when it is iterated.
+- `Text`: an f-string of values computed at run time, formatted on the host
+  where it is printed, returned or stored.
 """
 
 from __future__ import annotations
@@ -154,3 +156,13 @@ class Env:
     """Local variables of one inlined frame."""
 
     names: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Text:
+    """`f"loss {loss:.4f}"`, `"{:.4f}".format(loss)`, `"%.4f" % loss`, `str(loss)` of a computed
+    value: literal strs and `(value, render)` parts, `render` giving the value's text as Python
+    does. Each value is the one read when the text was made (a Tensor of its own, so a later write
+    into the array it came from does not change the text)."""
+
+    parts: tuple

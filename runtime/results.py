@@ -58,6 +58,14 @@ class Either:
 
 
 @dataclass(frozen=True, eq=False)
+class Format:
+    """Text formatted from the call's values: literal strs and `(tree, render)` parts, `render`
+    giving a value's text as the f-string, `str.format` or `%` that made it does."""
+
+    parts: tuple
+
+
+@dataclass(frozen=True, eq=False)
 class Stored:
     """The value a deferred store wrote to `path` (the function's `store:<path>` output)."""
 
@@ -77,6 +85,10 @@ def leaves(tree: Any):
     elif isinstance(tree, Either):
         for part in (tree.taken, tree.then, tree.orelse):
             yield from leaves(part)
+    elif isinstance(tree, Format):
+        for part in tree.parts:
+            if not isinstance(part, str):
+                yield from leaves(part[0])
 
 
 def box(array: np.ndarray, pytype: type) -> Any:
@@ -161,6 +173,9 @@ def tree_builder(tree: Any, result_index: list[int], store_index: dict[str, int]
                     memo[key] = replay(base(v))
                 return memo[key]
             return view
+        if isinstance(node, Format):
+            parts = [(part, None) if isinstance(part, str) else (build(part[0]), part[1]) for part in node.parts]
+            return lambda v: "".join(text if render is None else render(text(v)) for text, render in parts)
         if isinstance(node, Either):  # the caller's object where its side of the branch ran
             taken, then, orelse = build(node.taken), build(node.then), build(node.orelse)
             return lambda v: then(v) if taken(v) else orelse(v)
