@@ -576,9 +576,16 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         raise LoopContinue()
 
     def visit_Assert(self, node: ast.Assert) -> None:
+        if not __debug__:  # python -O compiles asserts away, test and message included
+            return
         test = self.visit(node.test)
-        if not isinstance(test, Known) or not S.fold(bool, test.value).value:
-            raise Unsupported("assert on a computed value (or one that fails)", node)
+        if isinstance(test, Known):
+            if not S.fold(bool, test.value).value:
+                raise Unsupported("an assert that fails (the interpreter raises AssertionError)", node)
+            return
+        # As `if not test: raise AssertionError(msg)`: a failure re-runs the call in the
+        # interpreter, which evaluates the message and raises.
+        S.guard(S.truth(test), "raise", f"the assert at line {node.lineno} holds")
 
     # Expressions -------------------------------------------------------------------
 

@@ -148,6 +148,29 @@ def test_truth_of_an_array_raises_like_numpy():
     check(ambiguous, [(np.ones(3),), (np.ones(3),)])
 
 
+CHECKED_INPUTS = """
+import numpy as np
+
+def checked_inputs(x, w):
+    assert (x > -10).all(), f"inputs out of range: {x.min()}"  # the message only when it fails
+    assert np.isfinite(x).all()
+    return x @ w
+"""
+
+
+def test_an_assert_on_computed_values_is_a_guard_the_interpreter_raises_for(tmp_path):
+    # (In a file of its own: pytest rewrites the asserts of test modules, and pyfront compiles
+    # only functions whose source matches their code.)
+    path = tmp_path / "checked.py"
+    path.write_text(CHECKED_INPUTS)
+    namespace = {}
+    exec(compile(CHECKED_INPUTS, str(path), "exec"), namespace)
+    w = np.ones((3, 2))
+    calls = [(np.ones((4, 3)), w), (np.ones((4, 3)) * 2, w), (np.full((4, 3), -20.0), w), (np.ones((4, 3)), w)]
+    report = pyfront.explain(check(namespace["checked_inputs"], calls))
+    assert report.deopts == 1 and report.compiled_calls == 2, str(report)
+
+
 def constants_by_branch(y, x):
     labels = np.array([1 if v > 0 else 0 for v in y])
     sign = 1.0 if x.sum() > 0 else -1.0
