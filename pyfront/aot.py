@@ -250,8 +250,8 @@ def _lower(fn, args: tuple, relaxed: dict):
         )
     if graph.effects:
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it prints or warns (an artifact issues neither)")
-    if graph.commits:
-        paths = ", ".join(p for p, _ in graph.commits)
+    if graph.commits or graph.appends:
+        paths = ", ".join(p for p, _ in graph.commits + graph.appends)
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
     with graph.context:
         try:

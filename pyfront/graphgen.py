@@ -108,6 +108,7 @@ class Graph:
     context: ir.Context
     effects: list = field(default_factory=list)  # deferred prints and warnings: (args tree, options or warning)
     commits: list = field(default_factory=list)  # deferred stores: (path, value tree), program order
+    appends: list = field(default_factory=list)  # deferred list.append to lists in state: (path, item tree)
     mutations: list = field(default_factory=list)  # written inputs: (path, tree of the new contents)
     draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
     draw_taken: dict = field(default_factory=dict)  # draw index -> result tree: did its branch run (draws in branches)
@@ -189,6 +190,9 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
         self._tree_nodes: dict[int, tuple[Any, Any]] = {}  # id(view tensor) -> (tensor, ViewOf)
         self._store_slots: dict[tuple, str] = {}  # (id(object), "attr"|"item", name) -> path written
         self.commits: list[tuple[str, Any]] = []
+        # `lst.append(v)` on lists in Python state, in program order: (the list's path, v).
+        self.appends: list[tuple[Path, Any]] = []
+        self.append_commits: list[tuple[str, Any]] = []
         # Dicts and lists that a loop is iterating (id -> "keys" | "values"; containers.py).
         self.iterating: dict[int, list] = {}  # id -> (how, progress) per loop going through it
         self._unrolling_attempts = 0  # range loops being unrolled on trial (loops.range_loop)
@@ -646,6 +650,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
             return self._tensor_attr(base, name, node)
         if isinstance(base, Seq) and base.kind is list and name in LIST_METHODS:
             return BoundMethod(base, name)
+        if name == "append" and isinstance(base, Obj) and _plain_list(base.example):
+            return BoundMethod(base, name)
         if name in DICT_METHODS and _is_dict(base):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
@@ -864,9 +870,12 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
     def _without_effects(self, evaluate: Callable[[], Any], node: ast.AST) -> Any:
         """`evaluate()`, refused if it recorded a print, warning, draw or store (a property getter
         can make one): Python might not have evaluated it."""
-        before = (len(self.effects), len(self.draws), {k: id(v) for k, (_, v) in self.stores.items()})
+        def effects() -> tuple:
+            return len(self.effects), len(self.draws), len(self.appends), {k: id(v) for k, (_, v) in self.stores.items()}
+
+        before = effects()
         value = evaluate()
-        if (len(self.effects), len(self.draws), {k: id(v) for k, (_, v) in self.stores.items()}) != before:
+        if effects() != before:
             raise Unsupported("an operand of and/or or of a comparison chain that Python evaluates only "
                               "sometimes has a side effect", node)
         return value
@@ -908,6 +917,8 @@ class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, B
                 return DictView(callee.receiver, callee.name)
             if isinstance(callee.receiver, Seq):
                 return self._list_method(callee.receiver, callee.name, args, kwargs, node)
+            if callee.name == "append" and isinstance(callee.receiver, Obj) and _plain_list(callee.receiver.example):
+                return self._append_to_state_list(callee.receiver, args, kwargs, node)
             if isinstance(callee.receiver, Obj) and is_generator(callee.receiver.example):
                 return self._draw(callee.receiver, callee.receiver.example, callee.name, args, kwargs, node)
             if callee.function is not None:
@@ -1190,6 +1201,11 @@ def _is_pure(fn: Any) -> bool:
     return _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic)))
 
 
+def _plain_list(v: Any) -> bool:
+    """A list whose `append` is list.append (a subclass may override it)."""
+    return isinstance(v, list) and inspect.getattr_static(type(v), "append") is list.append
+
+
 def _hashable(v: Any) -> bool:
     try:
         hash(v)
@@ -1221,5 +1237,5 @@ def generate(fn: types.FunctionType, args: tuple, kwargs: dict, profile=None,
                 found = blockers_of(GraphGenerator, fn, args, kwargs, profile, relaxed, max_nodes, runtime_state)
                 e.also = [b for b in found if str(b) != str(e)]
             raise
-        graph.commits = generator.commits
+        graph.commits, graph.appends = generator.commits, generator.append_commits
         return graph

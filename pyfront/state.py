@@ -115,6 +115,22 @@ class StateMixin:
         self._write_array(base, indexing.add_at(target, indexing.as_key(args[1]), args[2], ufunc), node)
         return Known(None)
 
+    def _append_to_state_list(self, lst: Obj, args: list, kwargs: dict, node: ast.AST) -> Known:
+        """`lst.append(v)` on a list in Python state: deferred, committed with the stores (after
+        every guard held) in program order; the list is not read again in this call."""
+        if kwargs or len(args) != 1:
+            raise Unsupported("list.append takes exactly one argument (Python raises TypeError)", node)
+        self._note_object(lst, node)
+        self._check_storable(args[0], f"an item appended to {lst.path}", node)
+        self.appends.append((lst.path, args[0]))
+        return Known(None)
+
+    def _check_not_appended(self, path: Path, node: ast.AST, length: bool = False) -> None:
+        """Reading a list's items (or, `length`, its length) after this call appended to it is not
+        compiled: the read would not see the item, which is committed at the end of the call."""
+        if any(length and str(path) == str(p) or str(path).startswith(f"{p}[") for p, _ in self.appends):
+            raise Unsupported(f"reading {path} after appending to it in the same call is not supported yet", node)
+
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
         """Stores commit what the interpreter would have stored: computed arrays and scalars (a
         Python int or float that changes every call is read back at run time, `runtime_state`),
@@ -179,6 +195,12 @@ class StateMixin:
         if changed:
             raise RuntimeState(frozenset(changed))
         self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
+        for path, _ in self.appends:
+            rebound = next((key for key in self.stores if str(path) == key or str(path).startswith((key + ".", key + "["))),
+                           None)
+            if rebound is not None:
+                raise Unsupported(f"appending to {path} in a call that also stores {rebound} is not supported yet", node)
+        self.append_commits = [(str(path), self._result_tree(value, self.leaves)) for path, value in self.appends]
         self._finish_buffers(f"{self.fn.__code__.co_filename}:{node.lineno}")
         if self._store_slots and len(self.objects) > 1:
             ids: dict[int, int] = {}
@@ -308,6 +330,7 @@ class StateMixin:
     def _read_state(self, obj: Obj, path: Path, value: Any, node: ast.AST, load, **attrs) -> Any:
         """A value found at `path` in Python state: an array read at call time (`load`), a
         guarded constant, or an object whose own attributes may be read in turn."""
+        self._check_not_appended(path, node)
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
             if not c_ordered(value):
@@ -394,6 +417,7 @@ class StateMixin:
         if container_type(example) not in (list, tuple):
             raise Unsupported(f"len() of a {type(example).__name__} object is not supported yet", node)
         self._note_object(obj, node)
+        self._check_not_appended(obj.path, node, length=True)
         self._state_guard(obj.path, LengthSpec(len(example)), node)
         return len(example)
 

@@ -77,6 +77,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             fn=fn, key=key, func_name=graph.func_name, input_paths=input_paths(f), output_paths=output_paths(f),
             result_tree=graph.result, identity_guards=graph.identity_guards, state_guards=graph.state_guards,
             graph_guards=guards, pyfront_ir=pyfront_ir, effects=graph.effects, commits=graph.commits,
+            appends=graph.appends,
             mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
             draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
@@ -156,7 +157,8 @@ def _copied_outputs(graph) -> frozenset:
     def outputs(trees) -> set:
         return {x.index for tree in trees for x in leaves(tree) if isinstance(x, Output)}
 
-    kept = outputs([graph.result, *(t for _, t in graph.commits), *(t for t, _ in graph.effects)])
+    kept = outputs([graph.result, *(t for _, t in graph.commits), *(t for _, t in graph.appends),
+                    *(t for t, _ in graph.effects)])
     return frozenset(outputs(t for _, t in graph.mutations) - kept)
 
 

@@ -71,6 +71,7 @@ class Pending:
     printed: list  # (values, print keyword arguments or DeferredWarning) per effect, in order
     stores: list  # (path, value) per deferred store, in commit order
     written: list = field(default_factory=list)  # (path, new contents) per input array written into
+    appended: list = field(default_factory=list)  # (the list's path, item) per append, in order
     drawn: list = field(default_factory=list)  # (generator, its state after the call's draws), undone since
 
 
@@ -103,6 +104,7 @@ class Variant:
     # Deferred prints and warnings, in program order: (args tree, print keyword arguments or DeferredWarning).
     effects: list = field(default_factory=list)
     commits: list = field(default_factory=list)  # deferred stores in program order: (path, value tree)
+    appends: list = field(default_factory=list)  # deferred appends to lists in state: (the list's path, item tree)
     mutations: list = field(default_factory=list)  # written input arrays: (path, tree of their new contents)
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
@@ -180,6 +182,7 @@ class Variant:
         self._effect_builders = [(self._builder(tree), options) for tree, options in self.effects]
         self._commit_builders = [(commit, self._builder(tree)) for commit, tree in self._commits]
         self._mutation_builders = [(target, self._builder(tree)) for target, tree in self._mutations]
+        self._append_builders = [(make_resolver(Path.parse(p), fn), self._builder(tree)) for p, tree in self.appends]
         self._draw_taken_builders = [(k, self._builder(tree)) for k, tree in self.draw_taken.items()]
         self._result_builder = self._builder(self.result_tree)
         self._warnings = [w for _, w in self.effects if isinstance(w, DeferredWarning)]
@@ -195,7 +198,7 @@ class Variant:
         state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
         written = [tree for _, tree in self.mutations]  # copied into the caller's arrays: host memory
         read = {key(x) for tree in [self.result_tree, *committed, *written, *(t for t, _ in self.effects),
-                                    *self.draw_taken.values()]
+                                    *(t for _, t in self.appends), *self.draw_taken.values()]
                 for x in leaves(tree)}
         resident = RESIDENT if self.device_state else COPY
         keys: dict[int, set] = {}  # output -> the leaves it is
@@ -313,12 +316,15 @@ class Variant:
         committed = [(commit, build(call)) for commit, build in self._commit_builders]
         # Written input arrays: the objects the call started with, and their new contents.
         written = [(target(args), build(call)) for target, build in self._mutation_builders]
+        appended = [(target(args), build(call)) for target, build in self._append_builders]
         result = self._result_builder(call)
         if not commit:
             stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
             # The printed values as they are now: the interpreter, run next, may write into them.
             return Pending(result, copy.deepcopy(printed), stores,
-                           [(p, v) for (p, _), (_, v) in zip(self.mutations, written)], drawn.states_after())
+                           written=[(p, v) for (p, _), (_, v) in zip(self.mutations, written)],
+                           appended=[(p, v) for (p, _), (_, v) in zip(self.appends, appended)],
+                           drawn=drawn.states_after())
         for values, options in printed:
             if isinstance(options, DeferredWarning):
                 options.issue()
@@ -328,6 +334,8 @@ class Variant:
             np.copyto(array, contents)
         for committer, value in committed:
             committer(args, value)
+        for lst, item in appended:
+            lst.append(item)
         for s, k in self._displaced:  # offered as storage next call; only_the_callers decides
             old = inputs[k]
             if type(old) is np.ndarray and not self._spares[s]:

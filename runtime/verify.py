@@ -17,8 +17,9 @@ every new variant (and, on request, every Nth call: `Config.verify`) is
    compiled prints with the recorded output, every stored path with its value
    after the interpreter ran, every other state input path with its copy
    from before (the interpreter must not have changed what the variant reads
-   but does not write), and every generator the variant drew from with the
-   state its draws left it in (runtime/host_draws.py).
+   but does not write), every list the variant appends to by its last items,
+   and every generator the variant drew from with the state its draws left it
+   in (runtime/host_draws.py).
 
 `difference` is the comparison of the differential tests (tests/differential.py
 imports it): Python type, dtype, shape, values (floats to a few ulps, float32
@@ -177,6 +178,14 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
     return Verdict(result, error, mismatch)
 
 
+def _by_list(appended: list) -> dict:
+    """The items appended to each list path, in order."""
+    lists: dict = {}
+    for path, item in appended:
+        lists.setdefault(path, []).append(item)
+    return lists
+
+
 def _rebound(path: str, stored: dict) -> bool:
     """Whether the call stores to `path` or to a path it goes through (`arg0.biases` for
     `arg0.biases[0]`): what is there after the call is not what the variant read."""
@@ -201,6 +210,11 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
         except Exception as e:  # noqa: BLE001
             return f"state {path}: the interpreter left it unreadable ({type(e).__name__})"
         d = difference(now, value, f"state {path}")
+        if d:
+            return d
+    for path, items in _by_list(pending.appended).items():
+        now = variant.resolver(path)(args)
+        d = difference(list(now[len(now) - len(items):]), items, f"the items appended to {path}")
         if d:
             return d
     for generator, state in pending.drawn:

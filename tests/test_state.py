@@ -386,3 +386,51 @@ def test_recursive_tree_encoder_is_inlined_along_the_structure():
     for _ in range(3):
         np.testing.assert_allclose(encode(tree), encode.fn(tree))
     assert pyfront.explain(encode).compiled_calls > 0
+
+
+class History:
+    def __init__(self):
+        self.W = np.ones((3, 2))
+        self.losses, self.grads = [], []
+
+
+LOG: list = []
+
+
+def step_with_history(m, x):
+    out = x @ m.W
+    loss = float((out ** 2).mean())
+    m.losses.append(loss)
+    m.grads.append(out.sum(axis=0))
+    m.losses.append(f"{loss:.3f}")
+    LOG.append(loss)
+    m.W = m.W - 0.01 * x.T @ out
+    return loss
+
+
+def test_appends_to_lists_in_state_are_committed_in_order():
+    LOG.clear()
+    m = History()
+    compiled = check(step_with_history, [(m, np.ones((4, 3)) * k) for k in range(1, 6)])
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls > report.verified_calls and report.compilations == 1, str(report)
+    assert len(LOG) == 10  # each call once compiled or interpreted, once by the plain run
+
+
+def length_after_append(m, x):
+    m.losses.append(float(x.sum()))
+    return len(m.losses)
+
+
+def append_then_rebind(m, x):
+    m.losses.append(float(x.sum()))
+    m.losses = []
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (length_after_append, "reading arg0.losses after appending to it in the same call"),
+    (append_then_rebind, "appending to arg0.losses in a call that also stores arg0.losses"),
+])
+def test_a_list_read_or_rebound_after_an_append_runs_in_the_interpreter(fn, reason):
+    report = pyfront.explain(check(fn, [(History(), np.ones((4, 3)))] * 3))
+    assert report.compiled_calls == 0 and reason in str(report), str(report)

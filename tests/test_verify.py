@@ -113,6 +113,25 @@ def test_state_under_a_rebound_path_is_compared_through_the_new_value():
     assert report.verified_calls == 1 and report.compiled_calls == 2, str(report)
 
 
+class Losses:
+    def __init__(self):
+        self.history = []
+
+
+def record(log, x):
+    log.history.append(x * 2.0)
+
+
+def test_a_disagreeing_append_is_found_and_made_once(miscompiling):
+    f = pyfront.compile(record, profile_calls=1)
+    log = Losses()
+    for _ in range(3):
+        f(log, np.ones(2))
+    assert [h.tolist() for h in log.history] == [[2.0, 2.0]] * 3  # the interpreter's, each once
+    failures = pyfront.explain(f).verify_failures
+    assert failures and all("the items appended to arg0.history" in failure for failure in failures), failures
+
+
 @pytest.mark.parametrize("verify, verified", [("first", 1), (2, 3), (1, 5), ("off", 0)])
 def test_which_calls_are_verified(verify, verified):
     f = pyfront.compile(double, profile_calls=1, verify=verify)
