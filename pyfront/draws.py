@@ -38,6 +38,11 @@ first index whose entry of `cumsum(p) / cumsum(p)[-1]` exceeds it; the
 uniforms are a host draw and the rest is compiled (a sequential float64
 cumsum, so the same bits), and NumPy's checks of `p` become guards.
 
+`shuffle(x)` of an array (np.random.shuffle, a Generator's or RandomState's)
+is `x[:] = x[permutation(len(x))]`, the permutation a host draw: NumPy's
+shuffle applies exactly that permutation and leaves the generator in the
+same state.
+
 Re-seeding (`np.random.seed(k)`, `rng.seed(k)` of a RandomState, `random.seed(k)`)
 is made on the host in program order like a draw that gives None; a seed that
 changes between calls, read from an argument or Python state (cs231n's
@@ -59,7 +64,7 @@ as a bool); the runtime then undoes the draws whose branch did not run
 interpreter when a later draw of the same generator ran after one that did
 not (its numbers were meant for the earlier one). A speculated branch needs
 none of this: when its guard fails, all the call's draws are undone.
-- calls that are not draws (`shuffle`, `set_state`, attributes such as
+- calls that are not draws (`set_state`, attributes such as
   `rng.bit_generator`), `out=`, a draw that raises or warns, and a result that
   is not an array or scalar of a supported dtype.
 """
@@ -165,6 +170,19 @@ class DrawMixin:
                               "(an instance attribute shadows it)", node)
         return self._draw(None, generator, method.__name__, args, kwargs, node)
 
+    def _shuffle(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Known:
+        """`shuffle(x)`: NumPy shuffles x's rows by the permutation that `permutation(len(x))` draws,
+        consuming the generator alike (both types: checked in tests/test_random.py), so the call
+        draws that permutation on the host and writes `x[perm]` into x."""
+        if kwargs or len(args) != 1:
+            raise Unsupported("shuffle is compiled with one array argument (no axis)", node)
+        target = self._writable(args[0], node)
+        if target.ndim == 0 or target.shape[0] is None:
+            raise Unsupported("shuffle of a 0-d array, or of one whose length varies, is not supported", node)
+        perm = self._draw(receiver, generator, "permutation", [Known(target.shape[0])], {}, node)
+        self._write_array(args[0], indexing.getitem(target, perm), node)
+        return Known(None)
+
     def _draw(self, receiver: Obj | None, generator: Any, method: str, args: list, kwargs: dict,
               node: ast.AST) -> Tensor | Known:
         """`generator.method(*args, **kwargs)`: a draw the runtime makes on the host before the call
@@ -173,6 +191,8 @@ class DrawMixin:
         `receiver`: the generator read from Python state, None for one fixed at compile time.
         """
         text = draw_text(generator, method)
+        if method == "shuffle" and type(generator) in _UNIFORM:
+            return self._shuffle(receiver, generator, args, kwargs, node)
         reseeds = method in RESEEDS.get(type(generator), ())
         if method not in DRAWS[type(generator)] and not reseeds:
             raise Unsupported(f"{text} is not a random draw the compiler makes (those of a "

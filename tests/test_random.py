@@ -124,6 +124,30 @@ def test_minibatch_sampling_indexes_with_drawn_indices():
     assert_ran_compiled(check(minibatch, [(X, y)] * 4, [GLOBAL_STATE]))
 
 
+def shuffled_epoch(X, y):
+    order = np.arange(X.shape[0])
+    np.random.shuffle(order)  # the classic epoch shuffle of indices
+    np.random.shuffle(X)  # and of the caller's rows, in place
+    return X.sum(axis=1), y[order]
+
+
+def test_shuffles_are_drawn_permutations():
+    X, y = np.arange(40.0).reshape(10, 4), np.arange(10)
+    np.random.seed(5)
+    assert_ran_compiled(check(shuffled_epoch, [(X, y)] * 4, [GLOBAL_STATE]))
+
+
+def generator_shuffle(rng, x):
+    rows = x * 2.0
+    rng.shuffle(rows)
+    return rows
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState])
+def test_a_generators_shuffle_is_its_permutation(make):
+    assert_ran_compiled(check(generator_shuffle, [(make(s), X64) for s in (0, 1, 1, 2)]))
+
+
 def explore(q, eps):
     greedy = np.argmax(q)
     explores = np.random.uniform() < eps  # RL exploration: both draws are made on every call
