@@ -435,3 +435,36 @@ func.func @relu_read_by_matmul_and_compare(%x: tensor<8x4xf32>, %w: tensor<4x6xf
   %c = "pyfront.greater"(%h, %zero) : (tensor<8x6xf32>, tensor<f32>) -> tensor<8x6xi1> loc("m.py":4:8)
   return %y, %c : tensor<8x3xf32>, tensor<8x6xi1>
 }
+
+// -----
+
+/// Inside `with np.errstate(divide="ignore", invalid="ignore")` the front end
+/// marks the ops it builds with the events ignored there (`pyfront.fp_ignored`):
+/// a log that can raise nothing else is not checked.
+
+// CHECK-LABEL: func.func @log_under_errstate
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+func.func @log_under_errstate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %l = "pyfront.log"(%x) {pyfront.fp_ignored = ["divide", "invalid"]} : (tensor<4xf32>) -> tensor<4xf32> loc("m.py":2:4)
+  return %l : tensor<4xf32>
+}
+
+// -----
+
+/// Checked per op, a division under `np.errstate(divide="ignore")` is checked
+/// for overflow only: an inf from finite operands counts where the divisor is
+/// not zero (an inf from a zero divisor is the ignored divide by zero), a NaN
+/// from NaN-free ones (invalid).
+
+// CHECK-LABEL: func.func @divide_ignoring_zero_divisors
+// CHECK:         %[[Q:[a-z0-9_]+]] = "pyfront.true_divide"(%[[A:[a-z0-9_]+]], %[[B:[a-z0-9_]+]])
+// CHECK:         linalg.generic {{.*}} ins(%[[Q]], %[[A]], %[[B]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK:           arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK:         "pyfront.guard"(%{{.*}}) {kind = "fp-error", reason = "floating-point overflow or invalid value in true_divide", site = "m.py:3:4"}
+module attributes {pyfront.fp_checks_per_op} {
+  func.func @divide_ignoring_zero_divisors(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+    %q = "pyfront.true_divide"(%a, %b) {pyfront.fp_ignored = ["divide"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("m.py":3:4)
+    return %q : tensor<4xf32>
+  }
+}

@@ -62,8 +62,10 @@ import numpy as np
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.primitives import by_op_name, emit
+from pyfront.dialects.primitives.base import FP_EVENT_NAMES, FpEvents, ignored_events
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import dtype_of, shape_of, tensor_dtype
+from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array
@@ -74,7 +76,7 @@ CONTROL_FLOW = {"scf.for": "loop", "scf.while": "loop", "scf.if": "branch"}
 CONTRACTIONS = {"matmul", "conv2d", "conv2d_input_grad", "conv2d_filter_grad"}
 # IREE's HAL takes at most 32 buffers per dispatch: a check of the 32 steps' gate
 # pre-activations in one reduction (bench lstm, T32) needed 33.
-MAX_GROUP_VALUES = 16
+MAX_GROUP_VALUES = LIMIT
 BOOL = np.dtype(np.bool_)
 I8 = np.dtype(np.int8)
 
@@ -108,11 +110,14 @@ Tainted = dict[ir.Value, list[_Source]]  # float values that show a NaN or inf i
 class _Check:
     """What must hold per element of `values` (over `shape`): all finite, or an int cast's range."""
 
-    detect: str  # "nonfinite", "elementwise" (values: result, *operands) or "int-cast"
+    # "nonfinite", "elementwise" (values: result, *operands; "elementwise-partial": the events of
+    # `rule` only, np.errstate ignoring the others) or "int-cast"
+    detect: str
     values: list[ir.Value]
     shape: tuple[int | None, ...]
     sources: list[_Source]
     int_dtype: np.dtype | None = None
+    rule: frozenset | None = None  # "elementwise-partial": _partial_rule
     barred: bool = False  # values[0] is a contraction's, behind a barrier (_barrier_contractions)
 
 
@@ -177,8 +182,11 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
                                  tensor_dtype(result.type)))
         elif source is not None and per_op:
             detect = prim.fp_events.detect if prim.fp_events.detect != "cast" else "elementwise"
-            values = [result, *op.operands] if detect == "elementwise" else [result]
-            checks.append(_Check(detect, values, shape_of(result.type), [source]))
+            rule = None
+            if detect == "elementwise" and ignored_events(op):
+                detect, rule = "elementwise-partial", _partial_rule(prim, _events(prim, op))
+            values = [result, *op.operands] if detect.startswith("elementwise") else [result]
+            checks.append(_Check(detect, values, shape_of(result.type), [source], rule=rule))
         elif source is not None:
             sources.append(source)
         if sources:
@@ -305,9 +313,15 @@ def _is_float(v: ir.Value) -> bool:
 # What one op can raise ---------------------------------------------------------------
 
 
+def _events(prim, op: ir.Operation) -> frozenset:
+    """The events `op` can raise that NumPy did not ignore where it was built (np.errstate)."""
+    return prim.fp_events.events - ignored_events(op) if prim.fp_events is not None else frozenset()
+
+
 def _source_of(prim, op: ir.Operation) -> _Source | None:
     """The events `op` can raise, or None."""
-    if prim.fp_events is None:
+    events = _events(prim, op)
+    if not events:
         return None
     result, operands = op.results[0], list(op.operands)
     site = _site(op.location)
@@ -315,10 +329,24 @@ def _source_of(prim, op: ir.Operation) -> _Source | None:
         src, dst = tensor_dtype(operands[0].type), tensor_dtype(result.type)
         if src.kind != "f" or dst.kind == "b" or (dst.kind == "f" and dst.itemsize >= src.itemsize):
             return None  # exact (int or bool source, widening) or `!= 0` (to bool): never an event
-        return _Source("overflow in astype" if dst.kind == "f" else "invalid value in astype", site)
+        event = "overflow" if dst.kind == "f" else "invalid"
+        return _Source(f"{FP_EVENT_NAMES[event]} in astype", site) if event in events else None
     if not _is_float(result):
         return None  # the same op on ints or bools raises nothing (int division by zero is the front end's)
-    return _Source(f"{prim.fp_events.describe()} in {prim.name}", site, prim.name in CONTRACTIONS)
+    return _Source(f"{FpEvents(events, prim.fp_events.detect).describe()} in {prim.name}", site,
+                   prim.name in CONTRACTIONS)
+
+
+def _partial_rule(prim, events: frozenset) -> frozenset:
+    """What the per-element check of an op looks for when np.errstate ignored some of its events:
+    "inf" from finite operands (divide by zero, overflow; "nonzero-divisor": overflow only, a
+    division's inf from a zero divisor being a divide by zero), "nan" from NaN-free ones (invalid)."""
+    rule = {"nan"} if "invalid" in events else set()
+    if events & {"divide", "overflow"}:
+        rule.add("inf")
+        if "divide" not in events and prim.name == "true_divide":
+            rule.add("nonzero-divisor")
+    return frozenset(rule)
 
 
 def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.Operation) -> None:
@@ -419,6 +447,16 @@ def _scalar_ok(check: _Check, xs: list[ir.Value]) -> ir.Value:
     result, operands = xs[0], xs[1:]
     finite_in = functools.reduce(arith.andi, [_isfinite(x) for x in operands])
     nan_free_in = functools.reduce(arith.andi, [_not(_isnan(x)) for x in operands])
+    if check.detect == "elementwise-partial":
+        events = []
+        if "inf" in check.rule:
+            inf = arith.andi(arith.andi(_not(_isfinite(result)), _not(_isnan(result))), finite_in)
+            if "nonzero-divisor" in check.rule:
+                inf = arith.andi(inf, _cmp("UNE", operands[1], 0.0))
+            events.append(inf)
+        if "nan" in check.rule:
+            events.append(arith.andi(_isnan(result), nan_free_in))
+        return _not(functools.reduce(arith.ori, events))
     explained = _not(arith.ori(finite_in, arith.andi(_isnan(result), nan_free_in)))
     return arith.ori(_isfinite(result), explained)
 

@@ -42,6 +42,7 @@ from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
 from pyfront.constructs import construct, symbol
 from pyfront.draws import DrawMixin, is_draw_method
+from pyfront.errstate import ErrstateMixin
 from pyfront.errors import INTERPRETED_ATTRIBUTE, BranchTypeConflict, Unsupported
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.grad_calls import GradMixin, grad_function_type
@@ -142,7 +143,7 @@ def _assigned_names(node: ast.FunctionDef) -> frozenset:
     return frozenset(names - declared_nonlocal)
 
 
-class GraphGenerator(GradMixin, WarnMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
+class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
                      SurveyMixin, ast.NodeVisitor):
     """Compiles one call signature of `fn` into a pyfront-dialect module (with `survey`: lists
     every construct that keeps it from compiling instead, survey.py)."""

@@ -386,3 +386,47 @@ def test_a_value_the_next_matmul_keeps_is_not_checked_where_a_comparison_reads_i
     with np.errstate(all="warn", under="ignore"):
         compiled = check(relu_then_matmul_and_mask, calls_of((x, w, v), (np.abs(x) + 1.0, np.full((3, 5), 1e308), v)))
     assert_deopted_and_ran_compiled(compiled)
+
+
+def cross_entropy_of_probabilities(p, y):
+    with np.errstate(divide="ignore"):  # log(0) = -inf, masked out below
+        logp = np.log(p)
+    return -np.where(y > 0, logp, 0.0).sum()
+
+
+def ratios(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = a / b
+    return np.nan_to_num(r), a / np.maximum(b, 1.0)  # (the second outside: checked)
+
+
+def nested_settings(a, b):
+    with np.errstate(all="ignore"):
+        with np.errstate(divide="warn"):  # warns again inside
+            r = a / b
+        s = np.sqrt(a - 10)  # invalid: still ignored
+    return r, s
+
+
+P, Y = np.array([0.0, 0.5, 0.5]), np.array([0.0, 1.0, 1.0])
+A, B = np.array([1.0, 0.0, 2.0]), np.array([0.0, 0.0, 4.0])
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (cross_entropy_of_probabilities, [(P, Y)] * 4),
+    (ratios, [(A, B)] * 3 + [(A * 1e308, B * 1e-300)] + [(A, B)] * 2),  # an overflow is reported
+    (nested_settings, [(A[:2], B[:2])] * 2 + [(A[:2], B[:2] + 1.0)] * 3),  # the first two warn
+])
+def test_errstate_blocks_compile_ignoring_what_they_ignore(fn, calls):
+    report = pyfront.explain(check(fn, calls))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+def underflow_raised(a):
+    with np.errstate(under="raise"):
+        return a * 1e-300
+
+
+def test_errstate_on_underflow_runs_in_the_interpreter():
+    report = pyfront.explain(check(underflow_raised, [(np.ones(2),)] * 3))
+    assert report.compiled_calls == 0 and "compiled code does not see underflow" in str(report), str(report)

@@ -10,7 +10,10 @@ A primitive is an op of the pyfront dialect (`pyfront.<name>`) with
 - `fp_events`: which IEEE floating-point events (NumPy's divide/over/invalid;
   underflow is ignored by NumPy's default) it can raise on ordinary float
   inputs, and how compiled code detects that one happened (`FpEvents`);
-  None where it never raises one. The `guard-fp-events` pass reads it.
+  None where it never raises one. The `guard-fp-events` pass reads it. An op
+  built inside `with np.errstate(divide="ignore")` (`ignoring_events`) carries
+  the events the code told NumPy to ignore (`IGNORED_EVENTS`), which the pass
+  then does not check.
 
 Operands of a primitive already have the dtypes its computation uses: NumPy's
 promotion and Python's weak scalars are resolved by the front end
@@ -29,7 +32,9 @@ that assumption at call time (`emit.dims_equal`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +78,34 @@ def fp_events(detect: str, *events: str) -> FpEvents:
     return FpEvents(frozenset(events), detect)
 
 
+# The events NumPy ignores where ops are being built (an errstate block of the compiled code), and
+# the attribute holding those of an op's own events that were ignored where it was built.
+_IGNORING: contextvars.ContextVar[frozenset] = contextvars.ContextVar("ignored_fp_events", default=frozenset())
+IGNORED_EVENTS = "pyfront.fp_ignored"
+
+
+@contextlib.contextmanager
+def ignoring_events(events: frozenset) -> Iterator[None]:
+    """Ops built inside ignore `events` (keys of FP_EVENT_NAMES), as `np.errstate(...="ignore")` does."""
+    token = _IGNORING.set(events)
+    try:
+        yield
+    finally:
+        _IGNORING.reset(token)
+
+
+def events_ignored_here() -> frozenset:
+    """The events ops built now ignore (`ignoring_events`)."""
+    return _IGNORING.get()
+
+
+def ignored_events(op: ir.Operation) -> frozenset:
+    """The events of `op` that NumPy ignored where it was built."""
+    if IGNORED_EVENTS not in op.attributes:
+        return frozenset()
+    return frozenset(ir.StringAttr(e).value for e in ir.ArrayAttr(op.attributes[IGNORED_EVENTS]))
+
+
 @dataclass(frozen=True)
 class Primitive:
     name: str
@@ -110,7 +143,11 @@ class Primitive:
         shapes = [shape_of(v.type) for v in operands]
         dtypes = [tensor_dtype(v.type) for v in operands]
         shape, dtype = self.infer(shapes, dtypes, params)
-        return self.opdef.build(operands, [tensor_type(shape, dtype)], loc=loc, inferred=True, **params).result
+        op = self.opdef.build(operands, [tensor_type(shape, dtype)], loc=loc, inferred=True, **params).op
+        ignored = _IGNORING.get() & self.fp_events.events if self.fp_events else ()
+        if ignored:
+            op.attributes[IGNORED_EVENTS] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in sorted(ignored)])
+        return op.result
 
     def _check(self, v: OpView) -> str | None:
         types = [o.type for o in v.operands] + [v.result.type]
