@@ -350,3 +350,23 @@ def test_layer_stack_with_optimizer_copies(dropout):
         assert_same(plain.predict(X[:8]), predict(X[:8]), f"step {i} prediction")
     assert_mostly_compiled(step)
     assert_mostly_compiled(predict)
+
+
+def test_fit_loop_compiled_whole(capsys):
+    m = load("fit_loop", "corpus_fit_loop")
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((64, 4))
+    y = X @ np.array([[1.0], [-2.0], [0.5], [0.0]])
+    model = m.Regressor(4, 8, seed=3)
+    plain = copy.deepcopy(model)
+    fit = pyfront.compile(model.fit)
+    for call in range(5):
+        np.random.seed(call)
+        expected = plain.fit(X, y)
+        printed = capsys.readouterr().out
+        np.random.seed(call)
+        assert_same(expected, fit(X, y), f"call {call}")
+        assert capsys.readouterr().out == printed
+        assert_same_attributes(plain.hidden, model.hidden, ("W", "b"), f"call {call}")
+        assert_same_attributes(plain.out, model.out, ("W", "b"), f"call {call}")
+    assert_mostly_compiled(fit)
