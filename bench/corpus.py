@@ -162,6 +162,42 @@ def _skipgram(m):
             lambda i: (tokens[2 + i % 1990], tokens[3 + i % 1990]), "SkipGram.train_pair")
 
 
+def _sgd_network(m):
+    rng = np.random.default_rng(6)
+    data = [(rng.standard_normal((64, 1)), m.one_hot(int(rng.integers(10)), 10)) for _ in range(400)]
+    net = m.Network([64, 32, 10], m.CrossEntropyCost, seed=2)
+    return net.update_mini_batch, lambda i: (data[(i % 40) * 10:(i % 40 + 1) * 10], 0.5, 0.1, len(data))
+
+
+def _layer_stack(m):
+    rng = np.random.default_rng(7)
+    X, Y = rng.standard_normal((512, 64)), np.eye(10)[rng.integers(0, 10, 512)]
+    net = m.NeuralNetwork(m.Adam(0.01), m.CrossEntropy, seed=1)
+    for layer in (m.Dense(128, input_shape=(64,)), m.Activation("relu"), m.Dropout(0.25), m.Dense(10),
+                  m.Activation("softmax")):
+        net.add(layer)
+
+    def step(X_batch, Y_batch):
+        np.random.seed(0)  # the dropout masks: the same draws in both runs
+        return net.train_on_batch(X_batch, Y_batch)
+
+    return step, lambda i: (X[(i % 4) * 128:(i % 4 + 1) * 128], Y[(i % 4) * 128:(i % 4 + 1) * 128]), \
+        "NeuralNetwork.train_on_batch"
+
+
+def _fit_loop(m):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((256, 16))
+    y = X @ rng.standard_normal((16, 1))
+    model = m.Regressor(16, 32, seed=3)
+
+    def fit(X, y):
+        np.random.seed(0)  # the epochs' permutations
+        return model.fit(X, y, epochs=2, batch_size=32, verbose=False)
+
+    return fit, lambda i: (X, y), "Regressor.fit"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -176,6 +212,9 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "actor-critic (softmax policy)": ("rl_agents", _actor_critic),
     "batchnorm + dropout net (SGD momentum)": ("batchnorm_net", _batchnorm_net),
     "skip-gram, negative sampling": ("skipgram", _skipgram),
+    "textbook SGD network (per-example backprop)": ("sgd_network", _sgd_network),
+    "layer stack with optimizer copies (Adam)": ("layer_stack", _layer_stack),
+    "Keras-like fit, 2 epochs of 8 minibatches": ("fit_loop", _fit_loop),
 }
 
 

@@ -196,6 +196,8 @@ class BufferMixin:
             yield from stored.values()
         for _, value in self.stores.values():
             yield value
+        for _, value in self.appends:
+            yield value
 
     def _swap_buffer(self, is_buffer, version):
         """Replace every value `is_buffer` accepts (an array, or a list or dict the call made) by
@@ -242,6 +244,7 @@ class BufferMixin:
                 stored[k] = swap(value)
         for k, (path, value) in self.stores.items():
             self.stores[k] = (path, swap(value))
+        self.appends[:] = [(path, swap(value)) for path, value in self.appends]
         return swap
 
     # At the end ----------------------------------------------------------------------------

@@ -417,6 +417,20 @@ def test_appends_to_lists_in_state_are_committed_in_order():
     assert len(LOG) == 10  # each call once compiled or interpreted, once by the plain run
 
 
+def append_then_write(m, x):
+    y = x * 2.0
+    m.losses.append(y)
+    y[0] = -1.0  # the list holds y itself: it sees the write
+    return y
+
+
+def test_an_appended_array_written_later_is_the_written_array():
+    m = History()
+    report = pyfront.explain(check(append_then_write, [(m, np.ones(3))] * 3))
+    assert report.compiled_calls == 2, str(report)
+    assert m.losses[-1] is not m.losses[-2]  # (a new array each call, as in the interpreter)
+
+
 def length_after_append(m, x):
     m.losses.append(float(x.sum()))
     return len(m.losses)
