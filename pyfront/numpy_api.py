@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 from pyfront import indexing, nn
 from pyfront import semantics as S
 from pyfront.dialects.primitives import get
+from pyfront.dialects.primitives.base import ignoring_events
 from pyfront.errors import Unsupported
 from pyfront.values import Known, Seq, Tensor
 
@@ -354,11 +356,80 @@ def convert(fn: Any, value: Any) -> Any:
     return S.astype(t, np.dtype(fn), fn)
 
 
-@implements(np.arange)
-def _arange(*args, **kwargs):
-    if not all(isinstance(v, Known) for v in (*args, *kwargs.values())):
-        raise Unsupported("np.arange with bounds computed at run time is not supported yet")
-    return S.fold(np.arange, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+def _folded(fn):
+    """`fn` of compile-time arguments only: a constant, NumPy's own result."""
+    def handler(*args, **kwargs):
+        if not all(isinstance(v, Known) for v in (*args, *kwargs.values())):
+            raise Unsupported(f"np.{fn.__name__} with arguments computed at run time is not supported yet")
+        return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
+    return handler
+
+
+FUNCTIONS[np.arange] = _folded(np.arange)
+FUNCTIONS[np.linspace] = _folded(np.linspace)
+
+
+@implements(np.swapaxes, method="swapaxes")
+@views(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    t = S.to_tensor(a)
+    perm = list(range(t.ndim))
+    i, j = _axis(axis1, t.ndim), _axis(axis2, t.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return S.transpose(t, perm)
+
+
+def _axis(v: Any, ndim: int) -> int:
+    axis = operator.index(known(v, "axis"))
+    if not -ndim <= axis < ndim:
+        raise Unsupported(f"axis {axis} is out of bounds for array of dimension {ndim} (NumPy raises AxisError)")
+    return axis % ndim
+
+
+@implements(np.count_nonzero)
+def _count_nonzero(a, axis=Known(None), *, keepdims=Known(False)):
+    """np.count_nonzero: the sum of `a != 0` as intp (an np.int64 over the whole array)."""
+    return S.reduce("sum", S.ufunc(np.not_equal, S.to_tensor(a), Known(0)), known(axis, "axis"),
+                    known(keepdims, "keepdims"), np.intp)
+
+
+@implements(np.isclose)
+def _isclose(a, b, rtol=Known(1e-05), atol=Known(1e-08), equal_nan=Known(False)):
+    """NumPy's own formula: |a - b| <= atol + rtol * |b| where b is finite, or a == b; b made
+    inexact first; its invalid values (inf - inf) ignored, as NumPy's errstate block does."""
+    x, y = (S.constant(np.asarray(v.value)) if isinstance(v, Known) else S.to_tensor(v) for v in (a, b))
+    y = S.astype(y, np.result_type(y.dtype, 1.0))
+    with ignoring_events(frozenset({"invalid"})):
+        close = S.ufunc(np.less_equal, S.ufunc(np.absolute, S.ufunc(np.subtract, x, y)),
+                        S.ufunc(np.add, atol, S.ufunc(np.multiply, rtol, S.ufunc(np.absolute, y))))
+        result = S.ufunc(np.logical_or, S.ufunc(np.logical_and, close, FUNCTIONS[np.isfinite](y)),
+                         S.ufunc(np.equal, x, y))
+        if known(equal_nan, "equal_nan"):
+            both_nan = S.ufunc(np.logical_and, FUNCTIONS[np.isnan](x), FUNCTIONS[np.isnan](y))
+            result = S.ufunc(np.logical_or, result, both_nan)
+    return Tensor(result.value, np.bool_) if result.ndim == 0 else result  # NumPy's result[()]
+
+
+@implements(np.allclose)
+def _allclose(a, b, rtol=Known(1e-05), atol=Known(1e-08), equal_nan=Known(False)):
+    return convert(bool, FUNCTIONS[np.all](_isclose(a, b, rtol, atol, equal_nan)))
+
+
+@implements(np.round, np.around, method="round")
+def _round(a, decimals=Known(0)):
+    """NumPy's rounding of floats: half to even, at 10**decimals (x * f, rint, / f; for negative
+    decimals x / f, rint, * f); ints round to themselves for decimals >= 0."""
+    t, d = S.to_tensor(a), operator.index(known(decimals, "decimals"))
+    if t.dtype.kind != "f":
+        if d < 0 or t.dtype.kind not in "biu":
+            raise Unsupported(f"np.round of {t.dtype} with decimals={d} is not supported yet")
+        return Tensor(t.value, np.ndarray)  # a new array of the same values
+    if d == 0:
+        return S.ufunc(np.rint, t)
+    scale = S.constant(np.asarray(10.0 ** abs(d), t.dtype)[()])
+    if d > 0:
+        return S.ufunc(np.true_divide, S.ufunc(np.rint, S.ufunc(np.multiply, t, scale)), scale)
+    return S.ufunc(np.multiply, S.ufunc(np.rint, S.ufunc(np.true_divide, t, scale)), scale)
 
 
 # pyfront.nn: the primitive-backed functions become their primitives (the

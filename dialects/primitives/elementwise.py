@@ -460,6 +460,7 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "cos": (np.cos, {F: trig.cos}, _cos, INVALID),
     "floor": (np.floor, {F: math.floor, **_ints(lambda a: a)}, _piecewise_constant, None),
     "ceil": (np.ceil, {F: math.ceil, **_ints(lambda a: a)}, _piecewise_constant, None),
+    "rint": (np.rint, {F: math.roundeven}, _piecewise_constant, None),  # round half to even, as C's rint
     "logical_not": (np.logical_not, {B: lambda a: arith.xori(a, _c(a, 1))}, INT_OR_BOOL_ONLY, None),
     "invert": (
         np.invert,

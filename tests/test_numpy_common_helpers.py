@@ -1,0 +1,53 @@
+"""NumPy helpers common in training code (pyfront/numpy_api.py): rounding, closeness tests,
+counting, axis swaps and compile-time ranges, compared with the interpreter by `differential.check`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from differential import check
+
+import pyfront
+
+pytestmark = pytest.mark.iree
+
+RNG = np.random.default_rng(4)
+A = RNG.standard_normal((4, 5))
+SPECIAL = np.array([1.0, np.nan, np.inf, -np.inf, 1e-9, 2.5, 3.5, -0.5])
+
+
+def rounded(x):
+    return np.round(x, 2), np.round(x), x.round(1), np.around(x * 1000, -2), np.round(x.astype(np.float32), 3)
+
+
+def ties(x):
+    return np.round(x), np.round(x * 0.1, 1), np.rint(x)
+
+
+def rounded_ints(y):
+    return np.round(y)  # a new array (differential.check: not the argument itself)
+
+
+def closeness(x, y):
+    return np.isclose(x, y), np.isclose(x, y, equal_nan=True), np.isclose(x[0], 1.0), np.allclose(x, x + 1e-9)
+
+
+def counts_and_axes(x):
+    return np.count_nonzero(x > 0), np.count_nonzero(x, axis=0), np.swapaxes(x, 0, 1).sum(axis=1), x.swapaxes(-1, 0)
+
+
+def scaled_by_a_ramp(x):
+    return x * np.linspace(0, 1, 5)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (rounded, (A * 10,)),
+    (ties, (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.25, 0.35]),)),
+    (rounded_ints, (np.array([1, 2, 3]),)),
+    (closeness, (SPECIAL, SPECIAL[::-1].copy())),
+    (counts_and_axes, (A,)),
+    (scaled_by_a_ramp, (A,)),
+])
+def test_common_helpers_compile(fn, args):
+    report = pyfront.explain(check(fn, [args] * 3))
+    assert report.compiled_calls > 0, str(report)
