@@ -443,8 +443,30 @@ class ContainerMixin:
         if all(isinstance(a, Known) for a in args + list(kwargs.values())):
             return S.fold(fn, *(a.value for a in args), **{k: v.value for k, v in kwargs.items()})
         if fn in (min, max) and len(args) >= 2 and not kwargs:
+            if len(args) == 2 and len({_python_type(a) for a in args}) == 2:
+                return self._speculated_extreme(fn, *args, node)
             return _scalar_extreme(fn, args, node)
         raise Unsupported(f"{fn.__name__}() of computed values is not supported yet", node)
+
+    def _speculated_extreme(self, fn, a: Any, b: Any, node: ast.AST) -> Any:
+        """`min(1.0, max_norm / norm)` of two scalars of different types: Python returns one of the
+        two objects, `b` where it is strictly smaller (greater for max), so the result's type
+        depends on the data. The profile's result type says which one it returned; compiled code
+        returns that one under a guard that the comparison still chooses it."""
+        observed = self.profile.site(node) if self.profile is not None and self.frame.fn is self.fn else None
+        types_seen = {fact[0] for fact in observed.facts} if observed is not None else set()
+        scalars = all(isinstance(v, Tensor) and v.ndim == 0 and v.dtype.kind in "fiu" or isinstance(v, Known)
+                      and type(v.value) in (float, int) and abs(v.value) < 2 ** 53 for v in (a, b))
+        if len(types_seen) != 1 or not scalars or not S.can_guard():
+            _scalar_extreme(fn, [a, b], node)  # raises, saying why
+        (returned,) = types_seen
+        if returned not in (_python_type(a), _python_type(b)):
+            raise Unsupported(f"{fn.__name__}() returned a {returned.__name__} when profiled", node)
+        later_wins = S.truth(S.ufunc(np.less if fn is min else np.greater, b, a))
+        second = returned is _python_type(b)
+        S.guard(later_wins if second else S.logical_not(later_wins), "branch",
+                f"{fn.__name__}() returned its {'second' if second else 'first'} argument when profiled")
+        return b if second else a
 
     def _builtin_abs(self, args, kwargs, node):
         """`abs(x)`: NumPy's absolute for arrays and NumPy scalars (their __abs__), fabs for a float."""
@@ -492,6 +514,10 @@ class ContainerMixin:
         if type(value) is dict:
             return make_dict({k: self._from_python(v) for k, v in value.items()})
         return Known(value)
+
+
+def _python_type(v: Any) -> type:
+    return v.pytype if isinstance(v, Tensor) else type(v.value) if isinstance(v, Known) else type(v)
 
 
 def _scalar_extreme(fn, items: list, node: ast.AST) -> Tensor:
