@@ -166,7 +166,7 @@ def _spec(shapes, dtypes="all", **params) -> Spec:
 SPECIAL_OK = {
     *("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder"),
     *("maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater"),
-    *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "sqrt"),
+    *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "rint", "sqrt"),
     *("max", "min", "argmax", "argmin", "where", "zero_signs_agree"),
     *("exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2"),
 }  # not power: IREE's powf differs at NaN, inf and zero or negative bases (the front end's fp guards deopt)

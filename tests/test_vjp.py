@@ -74,7 +74,7 @@ DIFFERENTIABLE_BINARY = (
 )
 DIFFERENTIABLE_UNARY = (
     "negative", "absolute", "square", "sign", "exp", "expm1", "log", "log1p", "sqrt", "tanh",
-    "sin", "cos", "floor", "ceil",
+    "sin", "cos", "floor", "ceil", "rint",
 )
 
 CASES: list[Case] = [
