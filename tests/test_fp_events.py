@@ -414,7 +414,7 @@ A, B = np.array([1.0, 0.0, 2.0]), np.array([0.0, 0.0, 4.0])
 
 @pytest.mark.parametrize("fn, calls", [
     (cross_entropy_of_probabilities, [(P, Y)] * 4),
-    (ratios, [(A, B)] * 3 + [(A * 1e308, B * 1e-300)] + [(A, B)] * 2),  # an overflow is reported
+    (ratios, [(A, B)] * 3 + [(A * 1e300, B * 1e-300)] + [(A, B)] * 2),  # an overflow is reported
     (nested_settings, [(A[:2], B[:2])] * 2 + [(A[:2], B[:2] + 1.0)] * 3),  # the first two warn
 ])
 def test_errstate_blocks_compile_ignoring_what_they_ignore(fn, calls):
