@@ -41,3 +41,35 @@ func.func @short_sum(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %a2: tensor<4xf32>)
   %s2 = "pyfront.add"(%s1, %a2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %s2 : tensor<4xf32>
 }
+
+// -----
+
+/// 15 unrelated 0-d ops, each reading an argument and returned: IREE would
+/// make them one dispatch of 30 buffers. After 14 (28 buffers) the group is
+/// cut: each of its values that a later op uses (here the return) goes
+/// through a barrier placed before the 15th op.
+
+// CHECK-LABEL: func.func @unrelated_scalars
+// CHECK-COUNT-14: linalg.generic
+// CHECK-COUNT-14: util.optimization_barrier
+// CHECK:         linalg.generic
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @unrelated_scalars(%a0: tensor<f32>, %a1: tensor<f32>, %a2: tensor<f32>, %a3: tensor<f32>, %a4: tensor<f32>, %a5: tensor<f32>, %a6: tensor<f32>, %a7: tensor<f32>, %a8: tensor<f32>, %a9: tensor<f32>, %a10: tensor<f32>, %a11: tensor<f32>, %a12: tensor<f32>, %a13: tensor<f32>, %a14: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  %r0 = "pyfront.negative"(%a0) : (tensor<f32>) -> tensor<f32>
+  %r1 = "pyfront.negative"(%a1) : (tensor<f32>) -> tensor<f32>
+  %r2 = "pyfront.negative"(%a2) : (tensor<f32>) -> tensor<f32>
+  %r3 = "pyfront.negative"(%a3) : (tensor<f32>) -> tensor<f32>
+  %r4 = "pyfront.negative"(%a4) : (tensor<f32>) -> tensor<f32>
+  %r5 = "pyfront.negative"(%a5) : (tensor<f32>) -> tensor<f32>
+  %r6 = "pyfront.negative"(%a6) : (tensor<f32>) -> tensor<f32>
+  %r7 = "pyfront.negative"(%a7) : (tensor<f32>) -> tensor<f32>
+  %r8 = "pyfront.negative"(%a8) : (tensor<f32>) -> tensor<f32>
+  %r9 = "pyfront.negative"(%a9) : (tensor<f32>) -> tensor<f32>
+  %r10 = "pyfront.negative"(%a10) : (tensor<f32>) -> tensor<f32>
+  %r11 = "pyfront.negative"(%a11) : (tensor<f32>) -> tensor<f32>
+  %r12 = "pyfront.negative"(%a12) : (tensor<f32>) -> tensor<f32>
+  %r13 = "pyfront.negative"(%a13) : (tensor<f32>) -> tensor<f32>
+  %r14 = "pyfront.negative"(%a14) : (tensor<f32>) -> tensor<f32>
+  return %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}

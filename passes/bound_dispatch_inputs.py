@@ -17,19 +17,32 @@ more than `LIMIT` tensors, the operands with the largest sets are passed
 through `util.optimization_barrier`, which IREE does not fuse across, until
 the op reads at most `LIMIT`.
 
+IREE also puts *unrelated* single-element ops into one dispatch
+(FormScalarDispatches: from the last such op of the function's block it
+walks back over the block, taking every single-element linalg or tensor op
+until it meets one that defines an operand of an op it did not take):
+`sum(float(x.max()) for x in xs)` over 40 arrays made one dispatch of the 40
+floating-point checks of the maxima and the running sum, 42 buffers. So the
+single-element ops of the entry block are counted in order, as one group, by
+the tensors they read from outside the group and those they give to other
+ops; where the next op would take the group past `GROUP_LIMIT`, every value of
+the group that a later op uses goes through a barrier placed there, which
+ends IREE's walk at the group's last op (a use by a barrier is a use by an
+op it does not take).
+
 Assumes: linalg on tensors (after lower-to-linalg), IREE's
 `util.optimization_barrier` available to the compiler the module goes to.
 Guarantees: values are unchanged (a barrier is the identity); a module that
 needs no cut is unchanged. Not guaranteed: an op with more than `LIMIT`
 operands of its own (each its own dispatch input) keeps them (lower-guards
-gathers its flags in groups for that reason); and IREE also groups unrelated
-0-d ops into one dispatch (`sum(float(x.max()) for x in xs)` over 40 float
-arrays: the 40 floating-point checks of the maxes and the running sum), which
-no cut here prevents. The JIT then refuses the module naming the limit
+gathers its flags in groups for that reason). If IREE still forms a dispatch
+its runtime refuses, the JIT refuses the module naming the limit
 (runtime/jit.py) and the call runs in the interpreter.
 """
 
 from __future__ import annotations
+
+import math
 
 from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.types import is_tensor
@@ -39,6 +52,9 @@ from pyfront.passes.registry import register_pass
 # Half of IREE's 32: a fused dispatch also binds its outputs, and a root it fuses into (a
 # reduction, a matmul) its own inputs.
 LIMIT = 16
+# A group of single-element ops is counted as the very dispatch IREE forms of it, inputs and
+# outputs alike: IREE's 32 less a margin (a larger group than this one was never seen to load).
+GROUP_LIMIT = 28
 BARRIER = "util.optimization_barrier"
 _READS_NOTHING = {"arith.constant", "tensor.empty", "linalg.fill"}
 _RESHAPES = {"tensor.expand_shape", "tensor.collapse_shape"}  # IREE moves them out of the way of fusion
@@ -81,6 +97,64 @@ def bound_dispatch_inputs(module: ir.Operation) -> None:
             return ir.WalkResult.ADVANCE
 
         walk(fn.operation, visit)
+        _bound_single_element_groups(fn.body.blocks[0])
+
+
+def _single_element(op: ir.Operation) -> bool:
+    """An op IREE's FormScalarDispatches may take: a linalg or tensor compute op whose operands and
+    results are scalars or static tensors of at most one element."""
+    if not op.name.startswith(("linalg.", "tensor.")) or op.name in _RESHAPES | _READS_NOTHING | {"tensor.cast"}:
+        return False
+    for v in (*op.operands, *op.results):
+        if is_tensor(v.type):
+            shaped = ir.RankedTensorType(v.type)
+            if not shaped.has_static_shape or math.prod(shaped.shape) > 1:
+                return False
+    return True
+
+
+def _bound_single_element_groups(block: ir.Block) -> None:
+    ops = [op.operation for op in block.operations]
+    # Found first, made after: the bindings' Operation hashes do not survive operand updates.
+    position = {op: i for i, op in enumerate(ops)}
+    taken = {op for op in ops if _single_element(op)}
+    cuts, group, inner, reads, gives = [], [], set(), set(), set()
+    for op in ops:
+        if op not in taken:
+            continue
+        new_reads = {v for v in op.operands if _binds(v) and v not in inner}
+        new_gives = {r for r in op.results if any(use.owner.operation not in taken for use in r.uses)}
+        if group and len(reads | new_reads) + len(gives | new_gives) > GROUP_LIMIT:
+            at = position[op]
+            cuts.append((at, [(r, [(position[use.owner.operation], use.operand_number) for use in r.uses
+                                   if position[use.owner.operation] >= at])
+                              for member in group for r in member.results]))
+            group, inner, reads, gives = [], set(), set(), set()
+            new_reads = {v for v in op.operands if _binds(v)}
+        group.append(op)
+        inner.update(op.results)
+        reads |= new_reads
+        gives |= new_gives
+    for at, values in cuts:
+        _cut(ops, at, values)
+
+
+def _binds(v: ir.Value) -> bool:
+    """A tensor a dispatch reading it binds (not one made in it: an empty, a constant, a fill)."""
+    return is_tensor(v.type) and (isinstance(v.owner, ir.Block) or v.owner.operation.name not in _READS_NOTHING)
+
+
+def _cut(ops: list, at: int, values: list) -> None:
+    """Each value, where ops at or after `ops[at]` use it ((op index, operand number) pairs), read
+    through a barrier placed before `ops[at]`."""
+    before = ops[at]
+    for value, uses in values:
+        if not uses:
+            continue
+        with ir.InsertionPoint(before), before.location:
+            cut = ir.Operation.create(BARRIER, results=[value.type], operands=[value]).result
+        for i, operand in uses:
+            ops[i].operands[operand] = cut
 
 
 def _barrier(op: ir.Operation, value: ir.Value) -> None:
