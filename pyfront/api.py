@@ -601,7 +601,7 @@ class CompiledFunction:
                     sites = [(g.site, "state", 0) for g in (*v.identity_guards, *v.state_guards)]
                     sites += [(g.site, g.kind, g.failures) for g in v.graph_guards]
                     out.variants.append(VariantReport(_describe_key(key), v.calls, v.compile_seconds,
-                                                      v.cache_hit, v.describe_guards(), sites))
+                                                      v.cache_hit, v.describe_guards(), sites, v.approximate_dtype))
             if self._profiler:
                 p = self._profiler.profile
                 out.profile_lines = [f"arg{i}: {o.summary()}" for i, o in sorted(p.args.items())]

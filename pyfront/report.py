@@ -19,6 +19,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pyfront.bounded import BoundedCounter
 from pyfront.errors import describe_chain
 
@@ -118,6 +120,8 @@ class VariantReport:
     cache_hit: bool
     guards: list[str]
     guard_sites: list[tuple[str, str, int]] = field(default_factory=list)  # (site, kind, failures)
+    # How close its float values are to NumPy's: primitives.approximate_dtype of its graph.
+    approximate_dtype: np.dtype | None = None
 
 
 @dataclass

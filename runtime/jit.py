@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pyfront.dialects.mlir import ir, walk
+from pyfront.dialects.primitives import approximate_dtype
 from pyfront.passes import JIT_PIPELINE
 from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
 from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, InPlaceInputs,
@@ -59,6 +60,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)
+        approximate = approximate_dtype(graph.module.operation)  # (the passes lower the module in place)
         passes = [p for p in config.passes or JIT_PIPELINE
                   if p != "bind-result-storage" or _reuses_storage(config)]
         module = lower(graph.module, passes, _dumper(fn, key, pyfront_ir))
@@ -81,6 +83,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
             draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
+            approximate_dtype=approximate,
         )
         in_place = in_place_inputs(f, len(input_paths(f)))
         lowered = str(module)

@@ -114,6 +114,7 @@ class Variant:
     draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
     draw_taken: dict = field(default_factory=dict)  # per draw in a branch: result tree of whether it ran
     inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
+    approximate_dtype: Any = None  # primitives.approximate_dtype of the graph: how close its floats are to NumPy's
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))

@@ -24,9 +24,10 @@ every new variant (and, on request, every Nth call: `Config.verify`) is
 `difference` is the comparison of the differential tests (tests/differential.py
 imports it): Python type, dtype, shape, values (floats to a few ulps, float32
 to 1e-5 relative since IREE's float32 transcendentals differ from libm by up to
-~30 ulp; NaNs equal; the sign of a zero exactly), recursively through tuples,
-lists, dicts and objects' `__dict__`; random generators by their state. It
-returns a description of the first difference, or None.
+~30 ulp, and so do wider floats computed from them: the variant's
+`approximate_dtype`; NaNs equal; the sign of a zero exactly), recursively
+through tuples, lists, dicts and objects' `__dict__`; random generators by
+their state. It returns a description of the first difference, or None.
 
 What it guarantees: the caller of a verified call always gets the
 interpreter's outcome (value or exception); a disagreement is reported in the
@@ -59,8 +60,12 @@ RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 ATOL = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 
 
-def difference(expected: Any, got: Any, where: str = "result") -> str | None:
-    """The first way `got` differs from `expected` (as the differential tests compare), or None."""
+def difference(expected: Any, got: Any, where: str = "result", approximate: np.dtype | None = None) -> str | None:
+    """The first way `got` differs from `expected` (as the differential tests compare), or None.
+
+    `approximate`: the narrowest dtype of the approximations that computed `got`
+    (primitives.approximate_dtype): wider floats are compared to its tolerance.
+    """
     if type(got) is not type(expected):
         return f"{where}: type {type(got).__name__} != {type(expected).__name__}"
     if isinstance(expected, (np.ndarray, np.generic)):
@@ -73,14 +78,14 @@ def difference(expected: Any, got: Any, where: str = "result") -> str | None:
                 if got.flags[flag] != expected.flags[flag]:
                     return (f"{where}: {flag} {got.flags[flag]} != {expected.flags[flag]} "
                             f"(strides {got.strides} != {expected.strides})")
-        return _values_differ(np.asarray(expected), np.asarray(got), where)
+        return _values_differ(np.asarray(expected), np.asarray(got), where, approximate)
     if isinstance(expected, float):
-        return _values_differ(np.asarray(expected), np.asarray(got), where)
+        return _values_differ(np.asarray(expected), np.asarray(got), where, approximate)
     if isinstance(expected, (tuple, list)):
         if len(got) != len(expected):
             return f"{where}: length {len(got)} != {len(expected)}"
         for i, (e, g) in enumerate(zip(expected, got)):
-            d = difference(e, g, f"{where}[{i}]")
+            d = difference(e, g, f"{where}[{i}]", approximate)
             if d:
                 return d
         return None
@@ -88,14 +93,14 @@ def difference(expected: Any, got: Any, where: str = "result") -> str | None:
         if got.keys() != expected.keys():
             return f"{where}: keys {list(got)} != {list(expected)}"
         for k in expected:
-            d = difference(expected[k], got[k], f"{where}[{k!r}]")
+            d = difference(expected[k], got[k], f"{where}[{k!r}]", approximate)
             if d:
                 return d
         return None
     if is_generator(expected):
         return difference(snapshot(expected), snapshot(got), f"{where} (the generator's state)")
     if hasattr(expected, "__dict__") and not isinstance(expected, type):
-        return difference(vars(expected), vars(got), f"{where}.__dict__")
+        return difference(vars(expected), vars(got), f"{where}.__dict__", approximate)
     try:
         equal = bool(got == expected)
     except Exception as e:  # noqa: BLE001 - an object whose == raises cannot be shown equal
@@ -103,10 +108,11 @@ def difference(expected: Any, got: Any, where: str = "result") -> str | None:
     return None if equal else f"{where}: {got!r} != {expected!r}"
 
 
-def _values_differ(expected: np.ndarray, got: np.ndarray, where: str) -> str | None:
+def _values_differ(expected: np.ndarray, got: np.ndarray, where: str, approximate: np.dtype | None) -> str | None:
     if expected.dtype.kind in "fc":
-        close = np.isclose(got, expected, rtol=RTOL.get(expected.dtype, 1e-12),
-                           atol=ATOL.get(expected.dtype, 1e-12), equal_nan=True)
+        dtypes = (expected.dtype,) if approximate is None else (expected.dtype, approximate)
+        close = np.isclose(got, expected, rtol=max(RTOL.get(d, 1e-12) for d in dtypes),
+                           atol=max(ATOL.get(d, 1e-12) for d in dtypes), equal_nan=True)
         if not close.all():
             i = np.unravel_index(np.argmin(close), close.shape) if close.ndim else ()
             return f"{where}: {int(close.size - close.sum())} of {close.size} values differ (at {list(i)}: " \
@@ -174,7 +180,7 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
             result, error = None, e
     mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before) or next(
         (d for (path, value), array in zip(pending.written, written)
-         if (d := difference(array, value, f"array {path} written in place"))), None)
+         if (d := difference(array, value, f"array {path} written in place", variant.approximate_dtype))), None)
     return Verdict(result, error, mismatch)
 
 
@@ -195,7 +201,7 @@ def _rebound(path: str, stored: dict) -> bool:
 def _compare(variant, args, pending, result, error, printed: str, before: dict) -> str | None:
     if error is not None:
         return f"the interpreter raised {type(error).__name__}: {error}; the compiled code returned a value"
-    d = difference(result, pending.result, "result")
+    d = difference(result, pending.result, "result", variant.approximate_dtype)
     if d:
         return d
     compiled_out = io.StringIO()
@@ -209,12 +215,13 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
             now = variant.resolver(path)(args)
         except Exception as e:  # noqa: BLE001
             return f"state {path}: the interpreter left it unreadable ({type(e).__name__})"
-        d = difference(now, value, f"state {path}")
+        d = difference(now, value, f"state {path}", variant.approximate_dtype)
         if d:
             return d
     for path, items in _by_list(pending.appended).items():
         now = variant.resolver(path)(args)
-        d = difference(list(now[len(now) - len(items):]), items, f"the items appended to {path}")
+        d = difference(list(now[len(now) - len(items):]), items, f"the items appended to {path}",
+                       variant.approximate_dtype)
         if d:
             return d
     for generator, state in pending.drawn:

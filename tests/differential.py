@@ -30,8 +30,8 @@ import pyfront
 from pyfront.runtime import verify
 
 
-def assert_same(expected: Any, got: Any, where: str = "result") -> None:
-    difference = verify.difference(expected, got, where)
+def assert_same(expected: Any, got: Any, where: str = "result", approximate: np.dtype | None = None) -> None:
+    difference = verify.difference(expected, got, where, approximate)
     assert difference is None, difference
 
 
@@ -59,6 +59,12 @@ def _run(fn: Callable, args: tuple) -> tuple[Any, BaseException | None, str, lis
     return result, error, out.getvalue(), [(w.category, str(w.message)) for w in caught]
 
 
+def _approximate_dtype(compiled: pyfront.CompiledFunction) -> np.dtype | None:
+    """The narrowest approximations any variant of `compiled` computes with (verify.difference)."""
+    dtypes = [v.approximate_dtype for v in pyfront.explain(compiled).variants if v.approximate_dtype is not None]
+    return min(dtypes, key=lambda d: d.itemsize, default=None)
+
+
 def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True,
           **options: Any) -> pyfront.CompiledFunction:
     """Compare `fn` compiled (with `options`, see pyfront.Config) and interpreted on each argument tuple."""
@@ -74,10 +80,11 @@ def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True
         if expected_error is not None or error is not None:
             assert type(error) is type(expected_error), f"call {n}: raised {error!r}, expected {expected_error!r}"
             assert str(error) == str(expected_error), f"call {n}: message {error} != {expected_error}"
-        else:
-            assert_same(expected, got, f"call {n} result")
+        approximate = _approximate_dtype(compiled)
+        if expected_error is None and error is None:
+            assert_same(expected, got, f"call {n} result", approximate)
             _assert_same_identities(expected, got, plain_args, compiled_args, f"call {n} result")
-        assert_same(plain_args, compiled_args, f"call {n} arguments after the call")
+        assert_same(plain_args, compiled_args, f"call {n} arguments after the call", approximate)
     failures = pyfront.explain(compiled).verify_failures
     assert not failures, f"compiled code disagreed with the interpreter on a verified call: {failures}"
     return compiled

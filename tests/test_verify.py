@@ -16,6 +16,7 @@ from differential import check
 
 import pyfront
 from pyfront.runtime import jit
+from pyfront.runtime.verify import difference
 
 pytestmark = pytest.mark.iree
 
@@ -130,6 +131,28 @@ def test_a_disagreeing_append_is_found_and_made_once(miscompiling):
     assert [h.tolist() for h in log.history] == [[2.0, 2.0]] * 3  # the interpreter's, each once
     failures = pyfront.explain(f).verify_failures
     assert failures and all("the items appended to arg0.history" in failure for failure in failures), failures
+
+
+def widened_exp(w):
+    return np.exp(w) * w.astype(np.float64)
+
+
+def test_float64_values_computed_from_float32_approximations_compare_at_float32s_tolerance():
+    """IREE's float32 exp is a few ulps from NumPy's; the float64 product keeps that difference,
+    which float64's own tolerance took for a miscompile, retiring the variant (fuzz seed 11)."""
+    w = np.array([[1.5, 0.625, 0.0], [-1.0, -0.75, -1.875]], np.float32)
+    compiled = check(widened_exp, [(w,)] * 3)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls == 2 and report.variants[0].approximate_dtype == np.float32, str(report)
+    assert pyfront.explain(check(double, [(np.arange(3.0),)] * 2)).variants[0].approximate_dtype is None
+
+
+def test_difference_takes_the_tolerance_of_the_approximations():
+    exact, approximated = np.array([11.077911615371704]), np.array([11.077910900115967])
+    assert difference(exact, approximated) is not None
+    assert difference(exact, approximated, approximate=np.dtype(np.float32)) is None
+    assert difference(exact, exact + 1e-3, approximate=np.dtype(np.float32)) is not None
+    assert difference(exact, approximated, approximate=np.dtype(np.float64)) is not None
 
 
 @pytest.mark.parametrize("verify, verified", [("first", 1), (2, 3), (1, 5), ("off", 0)])

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.opdef import Attr, OpDef, OpView, register
 from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, shape_of, tensor_dtype, tensor_type
 
@@ -120,6 +120,9 @@ class Primitive:
     vjp: Callable[..., Any] | None = None
     fp_events: FpEvents | None = None
     keeps_nonfinite: bool = False  # every NaN/inf of a float operand makes a NaN/inf of a (non-empty) result
+    # Float results may differ from NumPy's in the last bits: IREE's approximations of transcendentals,
+    # sums accumulated in another order. See `approximate_dtype`.
+    approximate: bool = False
     opdef: OpDef = field(init=False, repr=False, compare=False)
 
     @property
@@ -184,10 +187,11 @@ def primitive(
     vjp: Callable[..., Any] | None = None,
     fp_events: FpEvents | None = None,
     keeps_nonfinite: bool = False,
+    approximate: bool = False,
 ) -> Primitive:
     """Define a primitive and register its op in the dialect."""
     prim = Primitive(name, summary, impl, shape_rule, dtype_rule, lower, arity, params, operand_rule, vjp, fp_events,
-                     keeps_nonfinite)
+                     keeps_nonfinite, approximate)
     operands = tuple(f"x{i}" for i in range(arity)) if arity is not None else ("operands*",)
     opdef = OpDef(prim.op_name, summary, operands=operands, attrs=params, results=("result",), check=prim._check)
     object.__setattr__(prim, "opdef", register(opdef))
@@ -197,6 +201,27 @@ def primitive(
 
 def get(name: str) -> Primitive:
     return _PRIMITIVES[name]
+
+
+def approximate_dtype(op: ir.Operation) -> np.dtype | None:
+    """The narrowest float dtype among the results of `op`'s approximate primitives, or None.
+
+    Every value computed from such a result is only as close to NumPy's as that dtype's
+    approximations: a float32 `np.exp` multiplied by a float64 array gives float64 values
+    within float32's few ulps of NumPy's, not float64's (runtime/verify.py compares so).
+    """
+    found: list[np.dtype] = []
+
+    def visit(o: ir.Operation) -> ir.WalkResult:
+        prim = by_op_name(o.name)
+        if prim is not None and prim.approximate and len(o.results) == 1 and is_tensor(o.results[0].type):
+            dtype = tensor_dtype(o.results[0].type)
+            if dtype.kind == "f":
+                found.append(dtype)
+        return ir.WalkResult.ADVANCE
+
+    walk(op, visit)
+    return min(found, key=lambda d: d.itemsize, default=None)
 
 
 def by_op_name(op_name: str) -> Primitive | None:

@@ -121,4 +121,5 @@ MATMUL = primitive(
     vjp=_vjp,
     fp_events=fp_events("nonfinite", "overflow", "invalid"),  # sums of products, in IREE's order
     keeps_nonfinite=True,  # a NaN or inf factor makes NaN or inf sums (inf * 0 is NaN)
+    approximate=True,
 )

@@ -473,8 +473,10 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
 
 # IREE's CPU backend cannot link these float64 libm functions.
 NO_FLOAT64 = {"sin", "cos", "arctan2", "floor_divide", "remainder"}
+# IREE approximates these (a few ulps from NumPy's own approximations); the others round exactly.
+APPROXIMATE = {"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2", "power"}
 # float16 results of IREE's float32 approximations (see the module docstring).
-NO_FLOAT16 = {"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2", "power"}
+NO_FLOAT16 = APPROXIMATE
 
 
 def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]:
@@ -515,6 +517,7 @@ def _define(table, arity: int, result_bool: bool) -> None:
             vjp=vjp,
             fp_events=events,
             keeps_nonfinite=name in KEEPS_NONFINITE,
+            approximate=name in APPROXIMATE,
         )
 
 

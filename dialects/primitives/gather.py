@@ -397,6 +397,7 @@ SCATTER_ADD = primitive(
     else _scatter_operands(x, v, *ix),
     vjp=_scatter_add_vjp,
     fp_events=fp_events("nonfinite", "overflow", "invalid"),  # sums, as embedding_grad
+    approximate=True,
 )
 
 

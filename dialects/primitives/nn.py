@@ -507,21 +507,21 @@ CONV2D = primitive(
     "conv2d",
     "2-D cross-correlation: x (N, C, H, W) with weight (O, C, KH, KW), zero padding, no bias.",
     impl=_conv2d, shape_rule=_conv_shape, dtype_rule=same_dtype, lower=_lower_conv2d, arity=2,
-    params=(STRIDES, PADDING), operand_rule=_floats_agree, vjp=_conv2d_vjp, fp_events=SUMS,
+    params=(STRIDES, PADDING), operand_rule=_floats_agree, vjp=_conv2d_vjp, fp_events=SUMS, approximate=True,
 )
 CONV2D_INPUT_GRAD = primitive(
     "conv2d_input_grad",
     "The gradient of conv2d with respect to its input (a transposed convolution of the cotangent).",
     impl=_conv2d_input_grad, shape_rule=_conv_input_grad_shape, dtype_rule=same_dtype,
     lower=_lower_conv2d_input_grad, arity=2, params=(INPUT_HW, STRIDES, PADDING), operand_rule=_floats_agree,
-    vjp=_conv2d_input_grad_vjp, fp_events=SUMS,
+    vjp=_conv2d_input_grad_vjp, fp_events=SUMS, approximate=True,
 )
 CONV2D_FILTER_GRAD = primitive(
     "conv2d_filter_grad",
     "The gradient of conv2d with respect to its weight, from the input and the cotangent.",
     impl=_conv2d_filter_grad, shape_rule=_conv_filter_grad_shape, dtype_rule=same_dtype,
     lower=_lower_conv2d_filter_grad, arity=2, params=WINDOW, operand_rule=_floats_agree,
-    vjp=_conv2d_filter_grad_vjp, fp_events=SUMS,
+    vjp=_conv2d_filter_grad_vjp, fp_events=SUMS, approximate=True,
 )
 MAX_POOL2D = primitive(
     "max_pool2d",
@@ -536,20 +536,20 @@ MAX_POOL2D_GRAD = primitive(
     lower=_lower_max_pool2d_grad, arity=2, params=WINDOW, operand_rule=_floats_agree,
     vjp=bind.NotDifferentiable("second derivatives through max pooling are not supported: the derivative "
                                "in the cotangent needs a gather-at-the-first-maximum primitive"),
-    fp_events=SUMS,
+    fp_events=SUMS, approximate=True,
 )
 AVG_POOL2D = primitive(
     "avg_pool2d",
     "Average pooling over (KH, KW) windows of x (N, C, H, W), zero padded, always dividing by KH * KW.",
     impl=_avg_pool2d, shape_rule=_pool_shape, dtype_rule=same_dtype, lower=_lower_avg_pool2d, arity=1,
-    params=WINDOW, operand_rule=_floats_agree, vjp=_avg_pool2d_vjp, fp_events=SUMS,
+    params=WINDOW, operand_rule=_floats_agree, vjp=_avg_pool2d_vjp, fp_events=SUMS, approximate=True,
 )
 AVG_POOL2D_GRAD = primitive(
     "avg_pool2d_grad",
     "The gradient of avg_pool2d: each window's cotangent / (KH * KW) added over the window.",
     impl=_avg_pool2d_grad, shape_rule=_avg_pool_grad_shape, dtype_rule=same_dtype,
     lower=_lower_avg_pool2d_grad, arity=1, params=(INPUT_HW, *WINDOW), operand_rule=_floats_agree,
-    vjp=_avg_pool2d_grad_vjp, fp_events=SUMS,
+    vjp=_avg_pool2d_grad_vjp, fp_events=SUMS, approximate=True,
 )
 EMBEDDING = primitive(
     "embedding",
@@ -563,4 +563,5 @@ EMBEDDING_GRAD = primitive(
     impl=_embedding_grad, shape_rule=_embedding_grad_shape, dtype_rule=same_dtype,
     lower=_lower_embedding_grad, arity=2, params=(NUM_ROWS,),
     operand_rule=lambda ct, indices, **_: _embedding_operands(ct, indices), vjp=_embedding_grad_vjp, fp_events=SUMS,
+    approximate=True,
 )

@@ -210,6 +210,7 @@ def _define(kind: str, impl, nonempty: bool, vjp, events=None) -> None:
         vjp=vjp,
         fp_events=events,
         keeps_nonfinite=events is not None,  # a NaN or inf term makes a NaN or inf sum/product
+        approximate=events is not None,  # sums and products, accumulated in another order than NumPy's
     )
 
 
@@ -320,6 +321,7 @@ MEAN = primitive(
     vjp=_mean_vjp,
     fp_events=ACCUMULATES,
     keeps_nonfinite=True,
+    approximate=True,
 )
 
 
