@@ -11,6 +11,7 @@ becomes an `scf.if` whose results are the variables either side assigns.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from pyfront import semantics as S
 from pyfront.dialects.mlir import ir, scf, tensor
 from pyfront.errors import BranchTypeConflict, Unsupported
-from pyfront.values import Either, Known, Seq, Tensor
+from pyfront.values import Either, Known, Seq, Tensor, Unavailable
 
 
 class BranchMixin:
@@ -55,7 +56,8 @@ class BranchMixin:
         if taken is not None:
             self._guard_branch(cond, taken, node)
             return self.visit(node.body if taken else node.orelse)
-        (value,) = self._region_if(cond, lambda: [self.visit(node.body)], lambda: [self.visit(node.orelse)], node)
+        (value,) = self._region_if(cond, lambda: [self.visit(node.body)], lambda: [self.visit(node.orelse)], node,
+                                   unchanged=list(self.frame.env.values()))
         return value
 
     def _speculated_outcome(self, test: ast.expr) -> bool | None:
@@ -73,14 +75,18 @@ class BranchMixin:
         S.guard(flag, "branch", f"the condition at line {node.lineno} was always {taken} when profiled")
 
     def _if_statement(self, cond: ir.Value, node: ast.If) -> None:
-        names = sorted(assigned_names(node.body) | assigned_names(node.orelse))
         before = dict(self.frame.env)
+        # Every name, not only those assigned: an alias of an array written in a side (`b = a`,
+        # `hs = [a]`, then `a[0] = 1`) must see the write too (`_check_aliases`).
+        names = sorted(before.keys() | assigned_names(node.body) | assigned_names(node.orelse))
 
         def side(body):
             def run():
                 self.frame.env = dict(before)
                 self._visit_body(body)
-                return [self._unpoisoned(self.frame.env.get(n), node) for n in names]
+                env = self.frame.env  # (what a side leaves as it was is checked where it is read)
+                return [env.get(n) if env.get(n) is before.get(n) else self._unpoisoned(env.get(n), node)
+                        for n in names]
             return run
 
         values = self._region_if(cond, side(node.body), side(node.orelse), node, names)
@@ -89,20 +95,23 @@ class BranchMixin:
             if value is not None:
                 self.frame.env[name] = value
 
-    def _region_if(self, cond: ir.Value, then_fn, else_fn, node: ast.AST, names=None) -> list:
-        """Build `scf.if` from two sides that each return a list of values to merge."""
+    def _region_if(self, cond: ir.Value, then_fn, else_fn, node: ast.AST, names=None, unchanged=()) -> list:
+        """Build `scf.if` from two sides that each return a list of values to merge (`unchanged`:
+        values both sides leave as they are, which the merged values must not alias on one side only)."""
         # Result types are known only after both sides are built: build them in
         # a result-less scf.if, then move the ops into the real one.
         i1 = tensor.extract(cond, [])
+        guardable = S.can_guard()
         draft = scf.IfOp(i1, [], has_else=True)
         if not self.hoist_points:
             # State is read before the outermost branch (reads have no side effects).
             self.hoist_points.append(ir.InsertionPoint(draft.operation))
-        sides, taken, outer_taken = [], [], self.draw_taken
+        sides, taken, guards, outer_taken = [], [], [], self.draw_taken
         try:
             for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
                 self.draw_taken = {}
-                with ir.InsertionPoint(block):
+                with ir.InsertionPoint(block), S.branch_guards(block if guardable else None) as side_guards:
+                    guards.append(side_guards)
                     try:
                         sides.append(fn())
                     except (FunctionReturn, LoopBreak, LoopContinue) as jump:
@@ -114,14 +123,21 @@ class BranchMixin:
             self.draw_taken = outer_taken
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
                 self.hoist_points.clear()
-        # Whether each random draw made in a side ran (draws.py): one more value to merge.
+        # Whether each random draw made in a side ran (draws.py), and whether each guard made in
+        # a side held (true where that side did not run): more values to merge.
         drawn = sorted(taken[0].keys() | taken[1].keys())
         for side, side_taken in zip(sides, taken):
             side.extend(side_taken.get(k, Known(False)) for k in drawn)
-        what = (names or ["the conditional expression"] * (len(sides[0]) - len(drawn))) + ["a random draw"] * len(drawn)
+        sides[0].extend([Tensor(g.cond, np.bool_) for g in guards[0]] + [Known(np.True_)] * len(guards[1]))
+        sides[1].extend([Known(np.True_)] * len(guards[0]) + [Tensor(g.cond, np.bool_) for g in guards[1]])
+        made = guards[0] + guards[1]
+        what = ((names or ["the conditional expression"] * (len(sides[0]) - len(drawn) - len(made)))
+                + ["a random draw"] * len(drawn) + ["a guard's condition"] * len(made))
+        _check_aliases(list(zip(*sides, what)) + [(v, v, "") for v in unchanged], node)
+        merges: dict = {}
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
-            merged = [_merge(a, b, w, node) for a, b, w in zip(*sides, what)]
-            pending = [p for m in merged for p in _pending(m)]
+            merged = [_merge(a, b, w, node, merges) for a, b, w in zip(*sides, what)]
+            pending = list({id(p): p for m in merged for p in _pending(m)}.values())
             if any(isinstance(p, _PendingEither) for p in pending):  # which side ran
                 pending.append(_Pending(_scalar(True, "", node), _scalar(False, "", node)))
         with ir.InsertionPoint(draft.operation):
@@ -134,7 +150,11 @@ class BranchMixin:
         draft.operation.erase()
         results = dict(zip(map(id, pending), final.results))
         taken = _rebuild(pending[-1], results, None) if any(isinstance(p, _PendingEither) for p in pending) else None
-        values = [_rebuild(m, results, taken) for m in merged]
+        rebuilt: dict = {}
+        values = [_rebuild(m, results, taken, rebuilt) for m in merged]
+        values, held = values[:len(values) - len(made)], values[len(values) - len(made):]
+        for g, flag in zip(made, held):
+            S.guard(flag.value, g.kind, g.reason, g.site)
         outer_taken.update(zip(drawn, values[len(values) - len(drawn):]))
         return values[:len(values) - len(drawn)]
 
@@ -192,7 +212,12 @@ def _pending(m: Any) -> list[_Pending]:
     return []
 
 
-def _rebuild(m: Any, results: dict, taken: Tensor | None) -> Any:
+def _rebuild(m: Any, results: dict, taken: Tensor | None, rebuilt: dict | None = None) -> Any:
+    """The value after the branch of the merge `m`; one object per merge (`rebuilt`), as aliases share one."""
+    if rebuilt is not None and isinstance(m, _Pending):
+        if id(m) not in rebuilt:
+            rebuilt[id(m)] = _rebuild(m, results, taken)
+        return rebuilt[id(m)]
     if isinstance(m, _PendingEither):
         merged = Tensor(results[id(m)], m.a.pytype)
         sides = (t if t.source is not None else None for t in (m.a, m.b))
@@ -200,7 +225,7 @@ def _rebuild(m: Any, results: dict, taken: Tensor | None) -> Any:
     if isinstance(m, _Pending):
         return Tensor(results[id(m)], m.a.pytype)
     if isinstance(m, Seq):
-        return Seq(tuple(_rebuild(i, results, taken) for i in m.items), m.kind)
+        return Seq(tuple(_rebuild(i, results, taken, rebuilt) for i in m.items), m.kind)
     return m
 
 
@@ -219,6 +244,63 @@ def returns(body: list[ast.stmt]) -> bool:
     return isinstance(last, ast.If) and returns(last.body) and returns(last.orelse)
 
 
+def continues_as_branches(tree: ast.AST) -> None:
+    """Rewrite, in place, every loop body of `tree` so that no `if` in it continues the loop.
+
+    `if j == y[i]: continue` followed by the rest of the iteration becomes `if j == y[i]:
+    pass else: <the rest>`: the same statements run on each path, so the generator compiles
+    the branch on a computed value as any other (an `scf.if`, or speculated and guarded),
+    where a `continue` inside it could not be. The rest of the iteration moves into each
+    side of an `if` that continues on some path (a copy into the second side when neither
+    side always continues); a `continue` inside `try` or `with` stays as it is.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            node.body = _iteration(node.body) or [ast.Pass()]
+
+
+def _iteration(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`body`, the rest of one loop iteration, with its continuing `if`s rewritten."""
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.If) and (_has_continue(stmt.body) or _has_continue(stmt.orelse)):
+            rest = body[i + 1:]
+            then = _branch(stmt.body, rest)
+            orelse = _branch(stmt.orelse, rest if _continues(stmt.body) else copy.deepcopy(rest))
+            return body[:i] + [ast.copy_location(ast.If(stmt.test, then, orelse), stmt)]
+    return body
+
+
+def _branch(side: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    return _iteration(_without_last_continue(side) if _continues(side) else side + rest)
+
+
+def _continues(body: list[ast.stmt]) -> bool:
+    """Whether every path through `body` ends in a `continue`."""
+    if not body:
+        return False
+    last = body[-1]
+    return isinstance(last, ast.Continue) or (isinstance(last, ast.If) and _continues(last.body)
+                                              and _continues(last.orelse))
+
+
+def _without_last_continue(body: list[ast.stmt]) -> list[ast.stmt]:
+    last = body[-1]
+    if isinstance(last, ast.Continue):
+        return body[:-1]
+    return body[:-1] + [ast.copy_location(ast.If(last.test, _without_last_continue(last.body),
+                                                 _without_last_continue(last.orelse)), last)]
+
+
+def _has_continue(body: list[ast.stmt]) -> bool:
+    """Whether a `continue` of the enclosing loop is in `body`, outside `try` and `with` blocks."""
+    for stmt in body:
+        if isinstance(stmt, ast.Continue):
+            return True
+        if isinstance(stmt, ast.If) and (_has_continue(stmt.body) or _has_continue(stmt.orelse)):
+            return True
+    return False
+
+
 class LoopBreak(Exception):
     """Raised by `break` in a loop the generator unrolls."""
 
@@ -234,21 +316,31 @@ class FunctionReturn(Exception):
         self.value = value
 
 
-def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
-    """One value after the branch: unchanged, a Known both sides agree on, or an scf.if result."""
+def _merge(a: Any, b: Any, what: str, node: ast.AST, merges: dict) -> Any:
+    """One value after the branch: unchanged, a Known both sides agree on, or an scf.if result;
+    one per pair of values (`merges`), so that names of one array stay one array."""
+    key = (id(a), id(b))
+    if key not in merges:
+        merges[key] = (a, b, _merged(a, b, what, node, merges))  # (a and b kept alive: ids stay unique)
+    return merges[key][2]
+
+
+def _merged(a: Any, b: Any, what: str, node: ast.AST, merges: dict) -> Any:
     if a is b:
         return a
-    if a is None or b is None:
-        raise Unsupported(f"{what} is assigned in only one branch of a condition on a computed value", node)
+    if a is None or b is None:  # unbound on one path: compiled only if not read before it is assigned again
+        return Unavailable(f"{what} is assigned in only one branch of a condition on a computed value")
+    if isinstance(a, Unavailable) or isinstance(b, Unavailable):
+        return a if isinstance(a, Unavailable) else b
     if isinstance(a, Known) and isinstance(b, Known) and type(a.value) is type(b.value) and a.value is b.value:
         return a
     if isinstance(a, Known) and isinstance(b, Known) and _same_scalar_type(a.value, b.value):
         return _Pending(_scalar(a.value, what, node), _scalar(b.value, what, node))  # `1 if x > 0 else 0`
     if isinstance(a, Seq) and isinstance(b, Seq) and a.kind is b.kind and len(a.items) == len(b.items):
-        return Seq(tuple(_merge(x, y, f"{what}[{i}]", node) for i, (x, y) in enumerate(zip(a.items, b.items))),
-                   a.kind)
+        items = zip(a.items, b.items)
+        return Seq(tuple(_merge(x, y, f"{what}[{i}]", node, merges) for i, (x, y) in enumerate(items)), a.kind)
     if isinstance(a, Known) and isinstance(b, Known) and isinstance(a.value, tuple) and isinstance(b.value, tuple):
-        return _merge(Seq(tuple(map(Known, a.value))), Seq(tuple(map(Known, b.value))), what, node)
+        return _merge(Seq(tuple(map(Known, a.value))), Seq(tuple(map(Known, b.value))), what, node, merges)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if any(t.view is not None or t.either is not None for t in (a, b)):
             # A view must stay a view of its base; an object merged in an inner branch, that object.
@@ -258,12 +350,51 @@ def _merge(a: Any, b: Any, what: str, node: ast.AST) -> Any:
             return _PendingEither(a, b) if a.source is not None or b.source is not None else _Pending(a, b)
         raise BranchTypeConflict(f"{what} has a different type, dtype or shape in each branch", node)
     if isinstance(a, Known) != isinstance(b, Known) and all(
+        isinstance(v, Tensor) or type(v.value) is np.ndarray for v in (a, b)
+    ):  # an array this call made at compile time (np.zeros), written in one side
+        known, computed = (a, b) if isinstance(a, Known) else (b, a)
+        if computed.pytype is not np.ndarray or computed.value.type != S.constant(known.value).value.type:
+            raise BranchTypeConflict(f"{what} has a different type, dtype or shape in each branch", node)
+        constant = Tensor(S.constant(known.value).value, np.ndarray)
+        return _Pending(constant, computed) if known is a else _Pending(computed, constant)
+    if isinstance(a, Known) != isinstance(b, Known) and all(
         isinstance(v, Tensor) or isinstance(v.value, (int, float, bool, np.generic)) for v in (a, b)
     ):
         known, computed = (a, b) if isinstance(a, Known) else (b, a)
         constant = _materialized(known.value, computed, what, node)
         return _Pending(constant, computed) if known is a else _Pending(computed, constant)
     raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
+
+
+def _check_aliases(pairs: list[tuple[Any, Any, str]], node: ast.AST) -> None:
+    """Refuse a branch after which two names are one array on one path only (`b = a` in one
+    side, `b = c` in the other): a write through either would have to reach both or one.
+
+    `pairs`: each value's (then, else) sides; the merge makes one value per pair (`_merge`), so
+    arrays are kept as one exactly when the pairs match their arrays one to one.
+    """
+    partner: dict[tuple[int, int], int] = {}
+    for a, b, what in pairs:
+        for x, y in _leaf_pairs(a, b):
+            if not (_fresh_array(x) or _fresh_array(y)):
+                continue
+            if partner.setdefault((0, id(x)), id(y)) != id(y) or partner.setdefault((1, id(y)), id(x)) != id(x):
+                raise Unsupported(f"{what or 'a value'} is the same array as another name on one path of the branch "
+                                  "only (a later write would show through one name or both): not supported yet", node)
+
+
+def _leaf_pairs(a: Any, b: Any):
+    if isinstance(a, Seq) and isinstance(b, Seq) and len(a.items) == len(b.items):
+        for x, y in zip(a.items, b.items):
+            yield from _leaf_pairs(x, y)
+    else:
+        yield a, b
+
+
+def _fresh_array(v: Any) -> bool:
+    """An array this call made (not the caller's: values.Either tracks those)."""
+    return (isinstance(v, Tensor) and v.pytype is np.ndarray and v.source is None and v.either is None
+            or isinstance(v, Known) and type(v.value) is np.ndarray)
 
 
 def _same_scalar_type(a: Any, b: Any) -> bool:

@@ -145,7 +145,7 @@ class BufferMixin:
         entry = self._input_arrays.get(id(root))
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
-        if not S.can_guard():
+        if not S.at_function_level():
             raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop or "
                               "branch on a computed value is not supported yet", node)
         example = entry[1]

@@ -34,7 +34,7 @@ import numpy as np
 from pyfront import deep_ast, indexing, numpy_api, text
 from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
-from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns
+from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, continues_as_branches, returns
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin, make_dict, make_tuple
 from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
@@ -293,6 +293,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         `*args` as a tuple and `**kwargs` as a dict (the compiled function's own arguments)."""
         if len(self.frames) >= MAX_INLINE_DEPTH:
             raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
+        continues_as_branches(node)
         declared = {}
         for construct in ast.walk(node):
             if isinstance(construct, (ast.Yield, ast.YieldFrom)):

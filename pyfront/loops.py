@@ -40,14 +40,13 @@ import numpy as np
 
 from pyfront import semantics as S
 from pyfront.branches import assigned_names
+from pyfront.constructs import construct
 from pyfront.dialects.mlir import arith, ir, scf, tensor
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
-from pyfront.constructs import construct
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
-from pyfront.survey import Unavailable
-from pyfront.values import BoundedInt, Known, Obj, Tensor
+from pyfront.values import BoundedInt, Known, Obj, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
 

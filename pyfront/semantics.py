@@ -12,7 +12,10 @@ cannot reproduce raises `Unsupported`, and the call stays in the interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -503,17 +506,57 @@ def reduce_all(flags: ir.Value) -> ir.Value:
     return get("min").build([flags], axes=tuple(range(t.ndim)), keepdims=False) if t.ndim else flags
 
 
-def can_guard() -> bool:
-    """Whether a guard may be emitted here: at function level, not inside a real loop or branch."""
+@dataclass(frozen=True)
+class BranchGuard:
+    """A guard made in a side of a branch on a computed value (`branch_guards`)."""
+
+    cond: ir.Value
+    kind: str
+    reason: str
+    site: str
+
+
+# The side of a branch being built, and the guards made in it: (its block, [BranchGuard]).
+_BRANCH_SIDE: ContextVar[tuple[ir.Block, list] | None] = ContextVar("branch_side", default=None)
+
+
+@contextmanager
+def branch_guards(block: ir.Block | None) -> Iterator[list[BranchGuard]]:
+    """Collect the guards made in `block`, a side of a branch (None: one where no guard can go).
+
+    A guard cannot deopt from inside the branch; the side yields its condition and
+    the guard goes after the branch, on "the side did not run, or it held".
+    """
+    guards: list[BranchGuard] = []
+    token = _BRANCH_SIDE.set(None if block is None else (block, guards))
+    try:
+        yield guards
+    finally:
+        _BRANCH_SIDE.reset(token)
+
+
+def at_function_level() -> bool:
+    """Whether ops built here run once per call: not inside a real loop or branch."""
     owner = ir.InsertionPoint.current.block.owner
     return owner is None or owner.operation.name == "func.func"
 
 
-def guard(cond: ir.Value, kind: str, reason: str) -> None:
-    """Emit an in-graph `pyfront.guard` at the current location (function level only, for now)."""
+def can_guard() -> bool:
+    """Whether a guard may be made here: at function level, or in a side of a branch
+    (`branch_guards`), not inside a real loop."""
+    side = _BRANCH_SIDE.get()
+    return at_function_level() or side is not None and side[0] == ir.InsertionPoint.current.block
+
+
+def guard(cond: ir.Value, kind: str, reason: str, site: str | None = None) -> None:
+    """An in-graph `pyfront.guard` at the current location, or after the branch this is a side of."""
     if not can_guard():
-        raise Unsupported(f"a {kind} assumption inside a branch on a computed value is not supported yet")
-    GUARD.build([cond], [], kind=kind, reason=reason, site=_site())
+        raise Unsupported(f"a {kind} assumption inside a loop that is not unrolled is not supported yet")
+    site = site or _site()
+    if at_function_level():
+        GUARD.build([cond], [], kind=kind, reason=reason, site=site)
+    else:
+        _BRANCH_SIDE.get()[1].append(BranchGuard(cond, kind, reason, site))
 
 
 def truth(v: Any) -> ir.Value:

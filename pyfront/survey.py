@@ -25,23 +25,15 @@ surveyed: its failures propagate to the attempt as in normal generation.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Any
 
 from pyfront.branches import FunctionReturn, assigned_names
 from pyfront.errors import Poisoned, Unsupported
+from pyfront.values import Unavailable
 
 MAX_BLOCKERS = 20  # a function with more has enough to fix first
 
 POISON = object()  # what a skipped statement would have computed
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    """What a name holds where compiled code does not keep its value (`reason` says why): reading it
-    does not compile."""
-
-    reason: str
 
 
 class SurveyMixin:

@@ -144,6 +144,14 @@ class DictView:
     kind: str  # "keys" | "values" | "items"
 
 
+@dataclass(frozen=True)
+class Unavailable:
+    """What a name holds where compiled code does not keep its value (`reason` says why): reading it
+    does not compile."""
+
+    reason: str
+
+
 Value = Known | Tensor | Obj | Seq | BoundMethod | Iter | DictView
 
 

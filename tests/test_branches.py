@@ -288,3 +288,92 @@ def test_writing_into_an_array_that_is_the_argument_on_one_path_runs_in_the_inte
     compiled = check(write_after_merge, [(A * k,) for k in (1, -1, 2, -3)], profile_calls=2)
     report = pyfront.explain(compiled)
     assert report.compiled_calls == 0 and "the caller's on one path of a branch" in str(report), str(report)
+
+
+def hinge_rows(scores, y):
+    """`continue` in a branch on a computed value, and writes in a branch (the naive SVM loss's loop)."""
+    grad = np.zeros(scores.shape)
+    for i in range(scores.shape[0]):
+        for j in range(scores.shape[1]):
+            if j == y[i]:
+                continue
+            margin = scores[i, j] - scores[i, y[i]] + 1.0
+            if margin > 0:
+                grad[i, j] += 1.0
+                grad[i, y[i]] -= 1.0  # a computed index: its bounds guard goes after the branch
+    return grad
+
+
+def test_continue_and_index_guards_inside_branches_on_computed_values():
+    scores = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 0.25]])
+    y = np.array([1, 0])
+    out_of_range = np.array([1, 3])  # IndexError on a row whose margins are positive: the interpreter raises it
+    calls = [(scores, y), (scores, np.array([0, 2])), (scores, y), (scores, out_of_range), (-scores, y)]
+    compiled = check(hinge_rows, calls, profile_calls=2)
+    report = pyfront.explain(compiled)
+    assert report.compiled_calls >= 2 and not report.interpreter_reasons, str(report)
+
+
+def written_through_an_alias(x):
+    a = x * 1.0
+    b = a
+    if x.sum() > 0:
+        a[0] = 1.0
+    b[1] = 2.0
+    return a, b
+
+
+def compile_time_array_written_in_a_branch(x):
+    a = np.zeros(3)
+    if x.sum() > 0:
+        a[0] = 1.0
+    return a
+
+
+def written_while_in_a_list(x):
+    a = x * 1.0
+    hs = [a]
+    if x.sum() > 0:
+        a[0] = 5.0
+    return hs[0], a
+
+
+def aliased_on_one_path(x):
+    a, c = x * 1.0, x * 2.0
+    b = c
+    if x.sum() > 0:
+        b = a
+    b[0] = 7.0
+    return a, c
+
+
+@pytest.mark.parametrize("fn", [written_through_an_alias, compile_time_array_written_in_a_branch,
+                                written_while_in_a_list])
+def test_names_of_one_array_stay_one_array_after_a_branch(fn):
+    # Each name got its own scf.if result: a write through one no longer reached the others.
+    calls = [(np.ones(3),), (-np.ones(3),)] * 2
+    report = pyfront.explain(check(fn, calls, profile_calls=2))
+    assert report.compiled_calls == 2, str(report)
+
+
+def test_names_that_alias_on_one_path_only_run_in_the_interpreter():
+    report = pyfront.explain(check(aliased_on_one_path, [(np.ones(3),), (-np.ones(3),)] * 2, profile_calls=2))
+    assert report.compiled_calls == 0
+    assert any("the same array as another name on one path" in r for r in report.interpreter_reasons), str(report)
+
+
+def set_if_positive(x, i):
+    out = x * 0.0
+    if x.sum() > 0:
+        out[i] = 1.0  # the bounds guard of `i` holds, or this side did not run
+    return out
+
+
+def test_a_guard_in_a_branch_that_did_not_run_does_not_deopt():
+    x, far = np.ones(3), np.int64(5)
+    calls = [(x, np.int64(1)), (-x, np.int64(2)), (-x, far), (x, np.int64(2)), (x, far)]
+    report = pyfront.explain(check(set_if_positive, calls, profile_calls=2))
+    # After two profiled calls, (-x, far) runs compiled; (x, far), whose taken side indexes out
+    # of range, leaves compiled code (the interpreter raises the IndexError).
+    assert report.compiled_calls == 2 and report.deopts == 1, str(report)
+    assert any("within bounds" in reason for reason in report.deopt_reasons), str(report)
