@@ -103,8 +103,22 @@ def _dot(a, b):
 
 
 @implements(np.where)
-def _where(condition, x, y):
+def _where(condition, x=None, y=None):
+    if x is None and y is None:  # np.where(condition) is np.nonzero(condition)
+        return indexing.nonzero(S.to_tensor(S.array_operand(condition)))
+    if x is None or y is None:
+        raise Unsupported("np.where: either both or neither of x and y should be given (NumPy raises ValueError)")
     return S.where(condition, x, y)
+
+
+@implements(np.nonzero, method="nonzero")
+def _nonzero(a):
+    return indexing.nonzero(S.to_tensor(S.array_operand(a)))
+
+
+@implements(np.flatnonzero)
+def _flatnonzero(a):
+    return indexing.nonzero(S.reshape(S.to_tensor(S.array_operand(a)), (-1,))).items[0]
 
 
 @implements(np.clip, method="clip")
@@ -354,6 +368,26 @@ def convert(fn: Any, value: Any) -> Any:
     if fn is int:  # truncates; NaN, inf and values past int64 fail the cast's guard (Python raises or grows)
         return S.astype(t, np.dtype(np.int64), int)
     return S.astype(t, np.dtype(fn), fn)
+
+
+def _item(a, *index):
+    """`a.item()`: the one element of a size-1 array as the Python scalar of its kind (float,
+    int, bool); `a.item(i)`: element i of the flattened array; `a.item(i, j)`: a[i, j]."""
+    t = S.to_tensor(a)
+    if t.dtype.kind not in "fiub":
+        raise Unsupported(f"item() of a {t.dtype} array is not supported yet")
+    if len(index) == 1:
+        t = indexing.getitem(S.reshape(t, (-1,)), index[0])
+    elif index:
+        t = indexing.getitem(t, tuple(index))
+    elif None in t.shape or int(np.prod(t.shape, dtype=np.int64)) != 1:
+        raise Unsupported(f"item() of an array of shape {t.shape} (NumPy raises ValueError unless it has one element)")
+    else:
+        t = S.reshape(t, ())
+    return convert({"f": float, "i": int, "u": int, "b": bool}[t.dtype.kind], t)
+
+
+METHODS["item"] = _item
 
 
 def _folded(fn):
@@ -1076,6 +1110,27 @@ FUNCTIONS[np.flipud] = _flip_one(0)
 FUNCTIONS[np.fliplr] = _flip_one(1)
 
 
+@implements(np.diff)
+def _diff(a, n=Known(1), axis=Known(-1), prepend=None, append=None):
+    """`np.diff`: n times `a[..., 1:] - a[..., :-1]` along `axis` (`!=` for bools, as NumPy)."""
+    if prepend is not None or append is not None:
+        raise Unsupported("np.diff with prepend or append is not supported yet")
+    times = known(n, "n")
+    if times == 0:
+        return a  # NumPy returns its argument itself
+    t = S.to_tensor(S.array_operand(a))
+    if times < 0 or t.ndim == 0:
+        raise Unsupported("np.diff of a 0-d array or with n < 0 (NumPy raises ValueError)")
+    (ax,) = S.normalize_axes(known(axis, "axis"), t.ndim)
+    if t.shape[ax] is None or t.shape[ax] <= times:
+        raise Unsupported("np.diff along an axis that varies between calls or ends up empty is not supported yet")
+    for _ in range(times):
+        hi, lo = ((slice(None),) * ax + (part,) for part in (slice(1, None), slice(None, -1)))
+        t = S.ufunc(np.not_equal if t.dtype == np.bool_ else np.subtract, indexing.getitem(t, hi),
+                    indexing.getitem(t, lo))
+    return t
+
+
 @implements(np.logaddexp)
 def _logaddexp(x1, x2):
     """NumPy's npy_logaddexp: x + ln2 where x == y, NaN through, else max + log1p(exp(-|x - y|)).
@@ -1083,9 +1138,11 @@ def _logaddexp(x1, x2):
     NumPy's scalar branch would not; exp/log1p agree with NumPy's to the ufuncs' tolerance."""
     ts = [S.to_tensor(v) if not isinstance(v, Known) or not S._is_python_scalar(v) else v for v in (x1, x2)]
     floats = [t.dtype for t in ts if isinstance(t, Tensor)]
-    if not floats or any(d.kind != "f" for d in floats) or len(set(floats)) > 1 or \
-            any(isinstance(t, Known) and type(t.value) is not float for t in ts):
-        raise Unsupported("np.logaddexp of operands other than one float dtype (and Python floats)")
+    if not floats or any(d.kind != "f" for d in floats) or len(set(floats)) > 1 or any(
+            isinstance(t, Known) and not (type(t.value) is float or type(t.value) is int
+                                          and float(np.asarray(t.value, floats[0])) == t.value) for t in ts):
+        raise Unsupported("np.logaddexp of operands other than one float dtype (and Python floats or ints "
+                          "it holds exactly)")
     x, y = (t if isinstance(t, Tensor) else S.constant(t.value, floats[0]) for t in ts)
     same = S.ufunc(np.equal, x, y)
     zero = S.constant(np.zeros((), floats[0]))

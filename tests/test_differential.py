@@ -272,6 +272,11 @@ def conversions(x):
     return x.astype(np.float32), x.astype(np.int32), x.astype(bool), float(x.sum()), np.float32(x[0])
 
 
+def items(x):
+    """`.item()` gives the Python scalar of the dtype's kind (float, int, bool)."""
+    return x.sum().item(), x.item(2), (x > 0).item(1), x.astype(np.int32).item(3), np.float32(x[0]).item()
+
+
 def creation(x):
     z = np.zeros((2, 3))
     o = np.ones((3,), dtype=np.int32)
@@ -282,6 +287,7 @@ def creation(x):
 def test_conversions():
     x = np.array([1.7, -2.2, 0.0, 3.9])
     compiled_ran(check(conversions, [(x,), (x,)]))
+    compiled_ran(check(items, [(x,), (x,), (-x,)]))
 
 
 def test_creation():

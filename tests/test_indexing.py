@@ -207,6 +207,16 @@ def test_mask_reads_have_data_dependent_length():
     _compiled(mask_rows, [(X.copy(), X[:, 0] > -3), (X.copy(), X[:, 1] > 0), (X.copy(), np.zeros(4, bool))])
 
 
+def positions(x, y):
+    rows, cols = np.where(x > 0)  # NumPy's arrays are views of one (count, 2) array: so are these
+    return rows, cols, np.nonzero(y)[0], np.flatnonzero(x < -1), (x > 1).nonzero(), y[np.where(y != 0)[0]]
+
+
+def test_nonzero_and_where_of_a_condition_read_indices_through_the_mask():
+    y = np.array([0, 3, 0, -2, 1.5, 0])
+    _compiled(positions, [(X.copy(), y), (X.copy(), y), (X - 2, -y), (X + 10, np.array([0.0, 1, 0, 0, 0, 0]))])
+
+
 def masked_energy(x):
     return (x[x > 0] ** 2).sum()
 

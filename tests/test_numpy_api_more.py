@@ -234,7 +234,8 @@ def test_dynamic_batch():
 
 
 def log_sum_exp(a, b):
-    return np.logaddexp(a, b), np.logaddexp(a, 0.0), np.logaddexp(a[0], b[0, 0]), np.logaddexp(-3.0, b)
+    return (np.logaddexp(a, b), np.logaddexp(a, 0.0), np.logaddexp(a[0], b[0, 0]), np.logaddexp(-3.0, b),
+            np.logaddexp(0, a))  # softplus: a weak Python int
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -381,3 +382,12 @@ def test_astype_without_copy_returns_the_array_itself_when_the_dtype_matches():
     compiled = check(astype_without_copy, [(np.arange(6.0),)] * 3)
     y, _, same = compiled(a := np.arange(6.0))
     assert y is a and same
+
+
+def differences(x):
+    return np.diff(x), np.diff(x, axis=0), np.diff(x, n=2), np.diff(x > 0), np.diff(x[0]), np.diff(x, n=0)
+
+
+def test_diff():
+    calls = _calls(np.float64, (3, 4))
+    _compiled(differences, calls + [(calls[0][0].astype(np.int32),)])
