@@ -73,3 +73,36 @@ func.func @unrelated_scalars(%a0: tensor<f32>, %a1: tensor<f32>, %a2: tensor<f32
   %r14 = "pyfront.negative"(%a14) : (tensor<f32>) -> tensor<f32>
   return %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+/// The same group, one of whose values a branch after the cut reads: the
+/// use inside the scf.if reads it through the barrier too.
+
+// CHECK-LABEL: func.func @used_in_a_branch
+// CHECK:         %[[R0:.*]] = util.optimization_barrier
+// CHECK:         scf.if
+// CHECK-NEXT:      scf.yield %[[R0]]
+func.func @used_in_a_branch(%c: i1, %a0: tensor<f32>, %a1: tensor<f32>, %a2: tensor<f32>, %a3: tensor<f32>, %a4: tensor<f32>, %a5: tensor<f32>, %a6: tensor<f32>, %a7: tensor<f32>, %a8: tensor<f32>, %a9: tensor<f32>, %a10: tensor<f32>, %a11: tensor<f32>, %a12: tensor<f32>, %a13: tensor<f32>, %a14: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  %r0 = "pyfront.negative"(%a0) : (tensor<f32>) -> tensor<f32>
+  %r1 = "pyfront.negative"(%a1) : (tensor<f32>) -> tensor<f32>
+  %r2 = "pyfront.negative"(%a2) : (tensor<f32>) -> tensor<f32>
+  %r3 = "pyfront.negative"(%a3) : (tensor<f32>) -> tensor<f32>
+  %r4 = "pyfront.negative"(%a4) : (tensor<f32>) -> tensor<f32>
+  %r5 = "pyfront.negative"(%a5) : (tensor<f32>) -> tensor<f32>
+  %r6 = "pyfront.negative"(%a6) : (tensor<f32>) -> tensor<f32>
+  %r7 = "pyfront.negative"(%a7) : (tensor<f32>) -> tensor<f32>
+  %r8 = "pyfront.negative"(%a8) : (tensor<f32>) -> tensor<f32>
+  %r9 = "pyfront.negative"(%a9) : (tensor<f32>) -> tensor<f32>
+  %r10 = "pyfront.negative"(%a10) : (tensor<f32>) -> tensor<f32>
+  %r11 = "pyfront.negative"(%a11) : (tensor<f32>) -> tensor<f32>
+  %r12 = "pyfront.negative"(%a12) : (tensor<f32>) -> tensor<f32>
+  %r13 = "pyfront.negative"(%a13) : (tensor<f32>) -> tensor<f32>
+  %r14 = "pyfront.negative"(%a14) : (tensor<f32>) -> tensor<f32>
+  %s = scf.if %c -> (tensor<f32>) {
+    scf.yield %r0 : tensor<f32>
+  } else {
+    scf.yield %r1 : tensor<f32>
+  }
+  return %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14, %s : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}

@@ -126,8 +126,8 @@ def _bound_single_element_groups(block: ir.Block) -> None:
         new_gives = {r for r in op.results if any(use.owner.operation not in taken for use in r.uses)}
         if group and len(reads | new_reads) + len(gives | new_gives) > GROUP_LIMIT:
             at = position[op]
-            cuts.append((at, [(r, [(position[use.owner.operation], use.operand_number) for use in r.uses
-                                   if position[use.owner.operation] >= at])
+            cuts.append((at, [(r, [(use.owner.operation, use.operand_number) for use in r.uses
+                                   if _position_in(block, use.owner.operation, position) >= at])
                               for member in group for r in member.results]))
             group, inner, reads, gives = [], set(), set(), set()
             new_reads = {v for v in op.operands if _binds(v)}
@@ -139,22 +139,29 @@ def _bound_single_element_groups(block: ir.Block) -> None:
         _cut(ops, at, values)
 
 
+def _position_in(block: ir.Block, op: ir.Operation, position: dict) -> int:
+    """The position of `op`, or of the op of `block` it is nested in (a use inside an scf.if)."""
+    while op not in position:
+        op = op.parent
+    return position[op]
+
+
 def _binds(v: ir.Value) -> bool:
     """A tensor a dispatch reading it binds (not one made in it: an empty, a constant, a fill)."""
     return is_tensor(v.type) and (isinstance(v.owner, ir.Block) or v.owner.operation.name not in _READS_NOTHING)
 
 
 def _cut(ops: list, at: int, values: list) -> None:
-    """Each value, where ops at or after `ops[at]` use it ((op index, operand number) pairs), read
-    through a barrier placed before `ops[at]`."""
+    """Each value, where ops at or after `ops[at]` (or in their regions) use it ((op, operand number)
+    pairs), read through a barrier placed before `ops[at]`."""
     before = ops[at]
     for value, uses in values:
         if not uses:
             continue
         with ir.InsertionPoint(before), before.location:
             cut = ir.Operation.create(BARRIER, results=[value.type], operands=[value]).result
-        for i, operand in uses:
-            ops[i].operands[operand] = cut
+        for user, operand in uses:
+            user.operands[operand] = cut
 
 
 def _barrier(op: ir.Operation, value: ir.Value) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from pyfront import semantics as S
 from pyfront.dialects.mlir import ir, scf, tensor
 from pyfront.errors import BranchTypeConflict, Unsupported
-from pyfront.values import Either, Known, Seq, Tensor, Unavailable
+from pyfront.values import Either, FloatOrFloat64, Known, Seq, Tensor, Unavailable, float_or_float64
 
 
 class BranchMixin:
@@ -77,7 +77,7 @@ class BranchMixin:
     def _if_statement(self, cond: ir.Value, node: ast.If) -> None:
         before = dict(self.frame.env)
         # Every name, not only those assigned: an alias of an array written in a side (`b = a`,
-        # `hs = [a]`, then `a[0] = 1`) must see the write too (`_check_aliases`).
+        # `hs = [a]`, then `a[0] = 1`) must see the write too (`_alias_conflicts`).
         names = sorted(before.keys() | assigned_names(node.body) | assigned_names(node.orelse))
 
         def side(body):
@@ -133,7 +133,7 @@ class BranchMixin:
         made = guards[0] + guards[1]
         what = ((names or ["the conditional expression"] * (len(sides[0]) - len(drawn) - len(made)))
                 + ["a random draw"] * len(drawn) + ["a guard's condition"] * len(made))
-        _check_aliases(list(zip(*sides, what)) + [(v, v, "") for v in unchanged], node)
+        conflicts = _alias_conflicts(list(zip(*sides)) + [(v, v) for v in unchanged])
         merges: dict = {}
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
             merged = [_merge(a, b, w, node, merges) for a, b, w in zip(*sides, what)]
@@ -152,6 +152,10 @@ class BranchMixin:
         taken = _rebuild(pending[-1], results, None) if any(isinstance(p, _PendingEither) for p in pending) else None
         rebuilt: dict = {}
         values = [_rebuild(m, results, taken, rebuilt) for m in merged]
+        for a, b, value in [*zip(*sides, values), *((v, v, v) for v in unchanged)]:
+            for x, y, after in _leaf_triples(a, b, value):
+                if (id(x), id(y)) in conflicts:
+                    self.alias_ambiguous[id(after)] = after
         values, held = values[:len(values) - len(made)], values[len(values) - len(made):]
         for g, flag in zip(made, held):
             S.guard(flag.value, g.kind, g.reason, g.site)
@@ -209,6 +213,8 @@ def _pending(m: Any) -> list[_Pending]:
         return [m]
     if isinstance(m, Seq):
         return [p for i in m.items for p in _pending(i)]
+    if isinstance(m, FloatOrFloat64):
+        return _pending(m.number) + _pending(m.is_numpy)
     return []
 
 
@@ -226,6 +232,8 @@ def _rebuild(m: Any, results: dict, taken: Tensor | None, rebuilt: dict | None =
         return Tensor(results[id(m)], m.a.pytype)
     if isinstance(m, Seq):
         return Seq(tuple(_rebuild(i, results, taken, rebuilt) for i in m.items), m.kind)
+    if isinstance(m, FloatOrFloat64):
+        return float_or_float64(_rebuild(m.number, results, taken, rebuilt), _rebuild(m.is_numpy, results, taken, rebuilt))
     return m
 
 
@@ -244,19 +252,18 @@ def returns(body: list[ast.stmt]) -> bool:
     return isinstance(last, ast.If) and returns(last.body) and returns(last.orelse)
 
 
-def continues_as_branches(tree: ast.AST) -> None:
-    """Rewrite, in place, every loop body of `tree` so that no `if` in it continues the loop.
+def without_continues(body: list[ast.stmt]) -> list[ast.stmt]:
+    """An unrolled loop's `body` with no `if` in it that continues the loop.
 
     `if j == y[i]: continue` followed by the rest of the iteration becomes `if j == y[i]:
     pass else: <the rest>`: the same statements run on each path, so the generator compiles
     the branch on a computed value as any other (an `scf.if`, or speculated and guarded),
     where a `continue` inside it could not be. The rest of the iteration moves into each
     side of an `if` that continues on some path (a copy into the second side when neither
-    side always continues); a `continue` inside `try` or `with` stays as it is.
+    side always continues); a `continue` inside `try` or `with` stays as it is. (Loops
+    that stay loops keep theirs: graphgen unrolls a loop with a `continue`.)
     """
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            node.body = _iteration(node.body) or [ast.Pass()]
+    return _iteration(body)
 
 
 def _iteration(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -332,6 +339,10 @@ def _merged(a: Any, b: Any, what: str, node: ast.AST, merges: dict) -> Any:
         return Unavailable(f"{what} is assigned in only one branch of a condition on a computed value")
     if isinstance(a, Unavailable) or isinstance(b, Unavailable):
         return a if isinstance(a, Unavailable) else b
+    if _float_kind(a) and _float_kind(b) and (_float_kind(a) != _float_kind(b) or isinstance(a, FloatOrFloat64)):
+        # A Python float on one path, a NumPy float64 on the other: one number and its type.
+        (na, ta), (nb, tb) = _number_and_type(a), _number_and_type(b)
+        return float_or_float64(_merge(na, nb, what, node, merges), _merge(ta, tb, f"the type of {what}", node, merges))
     if isinstance(a, Known) and isinstance(b, Known) and type(a.value) is type(b.value) and a.value is b.value:
         return a
     if isinstance(a, Known) and isinstance(b, Known) and _same_scalar_type(a.value, b.value):
@@ -366,35 +377,56 @@ def _merged(a: Any, b: Any, what: str, node: ast.AST, merges: dict) -> Any:
     raise Unsupported(f"{what} differs between the branches in a way that cannot be compiled yet", node)
 
 
-def _check_aliases(pairs: list[tuple[Any, Any, str]], node: ast.AST) -> None:
-    """Refuse a branch after which two names are one array on one path only (`b = a` in one
-    side, `b = c` in the other): a write through either would have to reach both or one.
-
-    `pairs`: each value's (then, else) sides; the merge makes one value per pair (`_merge`), so
-    arrays are kept as one exactly when the pairs match their arrays one to one.
-    """
-    partner: dict[tuple[int, int], int] = {}
-    for a, b, what in pairs:
-        for x, y in _leaf_pairs(a, b):
-            if not (_fresh_array(x) or _fresh_array(y)):
-                continue
-            if partner.setdefault((0, id(x)), id(y)) != id(y) or partner.setdefault((1, id(y)), id(x)) != id(x):
-                raise Unsupported(f"{what or 'a value'} is the same array as another name on one path of the branch "
-                                  "only (a later write would show through one name or both): not supported yet", node)
+def _alias_conflicts(pairs: list[tuple[Any, Any]]) -> set[tuple[int, int]]:
+    """The (id, id) of each (then, else) pair of arrays this call made that are one array with
+    another pair's on one path only (`b = a` in one side, `b = c` in the other): after the
+    branch, a write into either would have to reach the other name on one path only, so
+    writes into them are refused (buffers.py `alias_ambiguous`). The merge makes one value
+    per pair (`_merge`): arrays stay one exactly where the pairs match them one to one."""
+    partners: dict[tuple[int, int], set] = {}
+    leaves = [(x, y) for a, b in pairs for x, y, _ in _leaf_triples(a, b, None)
+              if _fresh_array(x) or _fresh_array(y)]
+    for x, y in leaves:
+        partners.setdefault((0, id(x)), set()).add(id(y))
+        partners.setdefault((1, id(y)), set()).add(id(x))
+    return {(id(x), id(y)) for x, y in leaves if len(partners[0, id(x)]) > 1 or len(partners[1, id(y)]) > 1}
 
 
-def _leaf_pairs(a: Any, b: Any):
+def _leaf_triples(a: Any, b: Any, after: Any):
+    """The leaves of a value's two sides and of its value after the branch, side by side."""
     if isinstance(a, Seq) and isinstance(b, Seq) and len(a.items) == len(b.items):
-        for x, y in zip(a.items, b.items):
-            yield from _leaf_pairs(x, y)
+        afters = after.items if isinstance(after, Seq) else [after] * len(a.items)
+        for x, y, z in zip(a.items, b.items, afters):
+            yield from _leaf_triples(x, y, z)
     else:
-        yield a, b
+        yield a, b, after
 
 
 def _fresh_array(v: Any) -> bool:
     """An array this call made (not the caller's: values.Either tracks those)."""
     return (isinstance(v, Tensor) and v.pytype is np.ndarray and v.source is None and v.either is None
             or isinstance(v, Known) and type(v.value) is np.ndarray)
+
+
+def _float_kind(v: Any) -> str | None:
+    """"python" for a Python float, "numpy" for a NumPy float64 scalar, "either" for a
+    FloatOrFloat64; else None."""
+    if isinstance(v, FloatOrFloat64):
+        return "either"
+    if isinstance(v, Known):
+        return "python" if type(v.value) is float else "numpy" if type(v.value) is np.float64 else None
+    if isinstance(v, Tensor) and v.shape == () and v.dtype == np.float64 and not v.has_identity:
+        return "python" if v.pytype is float else "numpy" if v.pytype is np.float64 else None
+    return None
+
+
+def _number_and_type(v: Any) -> tuple[Any, Any]:
+    """(the number as a NumPy float64, whether it is one) of a `_float_kind` value."""
+    if isinstance(v, FloatOrFloat64):
+        return v.number, v.is_numpy
+    number = (Tensor(S.constant(np.float64(v.value)).value, np.float64) if isinstance(v, Known)
+              else Tensor(v.value, np.float64))
+    return number, Known(np.bool_(_float_kind(v) == "numpy"))
 
 
 def _same_scalar_type(a: Any, b: Any) -> bool:

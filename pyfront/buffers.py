@@ -47,6 +47,9 @@ class BufferMixin:
         # id(array object) -> (object, its path, its last version): written inputs, in first-write order.
         self.mutations: dict[int, tuple[np.ndarray, Any, Tensor]] = {}
         self.mutation_commits: list[tuple[str, Any]] = []  # (path, tree), made by _finish_buffers
+        # id -> array this call made that another name holds on one path of a branch only
+        # (branches.py `_alias_conflicts`): a write into it would have to reach that name or not.
+        self.alias_ambiguous: dict[int, Any] = {}
 
     # Inputs ------------------------------------------------------------------------------
 
@@ -138,6 +141,9 @@ class BufferMixin:
         if isinstance(root, Tensor) and root.either is not None:
             raise Unsupported("writing into an array that is the caller's on one path of a branch on a computed "
                               "value and a new one on another is not supported yet", node)
+        if id(root) in self.alias_ambiguous:
+            raise Unsupported("writing into an array that another name holds on one path of a branch on a "
+                              "computed value only is not supported yet", node)
         if isinstance(root, Known) or root.source is None:  # an array this call made
             if isinstance(root, Known):
                 self._check_compile_time_aliases(root, node)

@@ -34,7 +34,7 @@ import numpy as np
 from pyfront import deep_ast, indexing, numpy_api, text
 from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
-from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, continues_as_branches, returns
+from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns, without_continues
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin, make_dict, make_tuple
 from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
@@ -61,7 +61,8 @@ from pyfront.specialize import (
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.survey import SurveyMixin, blockers_of
-from pyfront.values import BoundMethod, DictView, Iter, Known, Obj, Seq, Tensor, Text
+from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, Obj, Seq, Tensor, Text,
+                            float_or_float64)
 from pyfront.warn_calls import WarnMixin
 
 MAX_INLINE_DEPTH = 32
@@ -189,6 +190,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         self.stores: dict[str, tuple[Path, Tensor]] = {}
         self.objects: dict[str, Any] = {}
         self._tree_nodes: dict[int, tuple[Any, Any]] = {}  # id(view tensor) -> (tensor, ViewOf)
+        self._unrolled_bodies: dict[int, tuple] = {}  # id(loop node) -> (node, branches.without_continues of its body)
         self._store_slots: dict[tuple, str] = {}  # (id(object), "attr"|"item", name) -> path written
         self.commits: list[tuple[str, Any]] = []
         # `lst.append(v)` on lists in Python state, in program order: (the list's path, v).
@@ -293,7 +295,6 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         `*args` as a tuple and `**kwargs` as a dict (the compiled function's own arguments)."""
         if len(self.frames) >= MAX_INLINE_DEPTH:
             raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
-        continues_as_branches(node)
         declared = {}
         for construct in ast.walk(node):
             if isinstance(construct, (ast.Yield, ast.YieldFrom)):
@@ -474,7 +475,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         back (`self.W -= g`, `params[k] -= g`) is the identity Python's setattr/setitem is."""
         op, target = type(node.op), node.target
         if isinstance(target, ast.Name):
-            current = self._load_name(target.id, target)
+            current = self._load_name(target.id, target, float_or_float64=True)
             if isinstance(current, Seq) and current.kind is list:
                 if op is not ast.Add:
                     raise Unsupported(f"`{symbol(op)}=` on a list is not supported yet", node)
@@ -562,6 +563,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
 
     def _unroll(self, node: ast.For, iterable: Any) -> None:
         """The loop's iterations, one after the other, over a compile-time iterable."""
+        body = self._unrolled_bodies.setdefault(id(node), (node, without_continues(node.body)))[1]
         with self._iteration(iterable, node) as items:
             iterations = len(items) if hasattr(items, "__len__") else 1  # a generator: charged as it runs
             with self.budget.unrolling(iterations, node.body, node) as left:
@@ -569,7 +571,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
                     left[0] = iterations - done  # this iteration and those after it
                     self._assign(node.target, item)
                     try:
-                        self._visit_body(node.body)
+                        self._visit_body(body)
                     except LoopContinue:
                         continue
                     except LoopBreak:
@@ -614,12 +616,16 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
     def visit_Name(self, node: ast.Name) -> Any:
         return self._load_name(node.id, node)
 
-    def _load_name(self, name: str, node: ast.AST) -> Any:
+    def _load_name(self, name: str, node: ast.AST, float_or_float64: bool = False) -> Any:
+        """The value of `name`; a FloatOrFloat64 only where `float_or_float64` (an operand of arithmetic)."""
         frame = self.frame
         if name in frame.local_names:
             if name not in frame.env:
                 raise Unsupported(f"local variable {name!r} referenced before assignment", node)
-            return self._unpoisoned(frame.env[name], node)
+            value = self._unpoisoned(frame.env[name], node)
+            if isinstance(value, FloatOrFloat64) and not float_or_float64:
+                return S.resolve_float_or_float64(value, repr(name))
+            return value
         fn = frame.fn
         code = fn.__code__
         if name in code.co_freevars:
@@ -759,11 +765,16 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         return Seq(items, kind)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        return self._binop(type(node.op), self.visit(node.left), self.visit(node.right))
+        return self._binop(type(node.op), self._arithmetic_operand(node.left), self._arithmetic_operand(node.right))
+
+    def _arithmetic_operand(self, node: ast.expr) -> Any:
+        return self._load_name(node.id, node, float_or_float64=True) if isinstance(node, ast.Name) else self.visit(node)
 
     def _binop(self, op: type, left: Any, right: Any) -> Any:
         if op not in BINOPS:
             raise Unsupported(f"operator {construct(op)} is not supported yet")
+        if isinstance(left, FloatOrFloat64) or isinstance(right, FloatOrFloat64):
+            return self._float_or_float64_op(op, left, right)
         pyop, uf = BINOPS[op]
         if isinstance(left, Known) and isinstance(right, Known):
             return S.fold(pyop, left.value, right.value)
@@ -783,6 +794,28 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         if op is ast.Pow:
             return S.power(left, right)
         return S.operator(uf, left, right)
+
+    def _float_or_float64_op(self, op: type, left: Any, right: Any) -> Any:
+        """`+ - * /` with a FloatOrFloat64 x: with a Python number, Python's float and NumPy's float64
+        give one number, a float64 exactly where x is one (dividing by zero, which raises for a
+        float, is guarded); with a float64 scalar or array, a float64 either way. Other operators
+        and operands need x's type: it must be a float64 (guarded)."""
+        numbers = [v.number if isinstance(v, FloatOrFloat64) else v for v in (left, right)]
+        others = [v for v in (left, right) if not isinstance(v, FloatOrFloat64)]
+        if op in (ast.Add, ast.Sub, ast.Mult, ast.Div) and all(_python_number(v) for v in others):
+            nonzero = S.ufunc(np.not_equal, numbers[1], Known(0)) if op is ast.Div else Known(True)
+            why = "the divisor is not zero (a Python float raises ZeroDivisionError, a NumPy float64 warns)"
+            if isinstance(nonzero, Known) and not nonzero.value:
+                raise Unsupported(f"{why}: it is 0")
+            if not isinstance(nonzero, Known):
+                S.guard(nonzero.value, "value", why)
+            flags = [v.is_numpy for v in (left, right) if isinstance(v, FloatOrFloat64)]
+            is_numpy = flags[0] if len(flags) == 1 else S.ufunc(np.logical_or, *flags)
+            return float_or_float64(self._binop(op, *numbers), is_numpy)
+        if op in (ast.Add, ast.Sub, ast.Mult, ast.Div) and all(_float64_operand(v) for v in others):
+            return self._binop(op, *numbers)
+        return self._binop(op, *(S.resolve_float_or_float64(v, "an operand") if isinstance(v, FloatOrFloat64)
+                                 else v for v in (left, right)))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.visit(node.operand)
@@ -1182,6 +1215,20 @@ def _never_none(a: Any, b: Any) -> bool:
 def _is_array(v: Any) -> bool:
     """An ndarray: `v op= x` updates it in place (a NumPy scalar or Python number is rebound)."""
     return isinstance(v, Tensor) and v.pytype is np.ndarray or isinstance(v, Known) and type(v.value) is np.ndarray
+
+
+def _python_number(v: Any) -> bool:
+    """A Python int or float, known or computed."""
+    if isinstance(v, Known):
+        return type(v.value) in (int, float)
+    return isinstance(v, Tensor) and v.pytype in (int, float)
+
+
+def _float64_operand(v: Any) -> bool:
+    """A NumPy float64 scalar or float64 array: with either a float or a float64, a float64 result."""
+    if isinstance(v, Known):
+        return type(v.value) is np.float64 or type(v.value) is np.ndarray and v.value.dtype == np.float64
+    return isinstance(v, Tensor) and v.pytype in (np.float64, np.ndarray) and v.dtype == np.float64
 
 
 def _is_value(v: Any) -> bool:

@@ -46,7 +46,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
-from pyfront.values import BoundedInt, Known, Obj, Tensor, Unavailable
+from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
 
@@ -82,7 +82,14 @@ class LoopMixin:
         test = ast.copy_location(ast.UnaryOp(ast.Not(), exit_if.test), exit_if.test)
         self._while_loop(ast.copy_location(ast.While(test, tail + head, []), node))
 
+    def _resolve_floats_or_float64s(self) -> None:
+        """A real loop carries values of one type: a FloatOrFloat64 gets its type before it (guarded)."""
+        for name, value in list(self.frame.env.items()):
+            if isinstance(value, FloatOrFloat64):
+                self.frame.env[name] = S.resolve_float_or_float64(value, repr(name))
+
     def _while_loop(self, node: ast.While) -> None:
+        self._resolve_floats_or_float64s()
         env = self.frame.env
         names = sorted(assigned_names(node.body))
         for name in names:
@@ -181,6 +188,7 @@ class LoopMixin:
         (`window = x[i:i + k]`, an inner loop's counter) are the iterations' own, not carried in:
         an iteration that reads one before binding it does not compile. (Without, such a loop is left
         to be unrolled, which is faster for small loops.)"""
+        self._resolve_floats_or_float64s()
         _reject_jumps(node)
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
@@ -252,6 +260,7 @@ class LoopMixin:
         statements before the `if`, then the if's statements (and the loop stops) or the rest.
         A name the statements before the `if` bind before reading it needs no value before the loop:
         it enters the loop as zeros of the type the first iteration gives it, never read."""
+        self._resolve_floats_or_float64s()
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
         head, exit_if, tail = node.body[:exit_at], node.body[exit_at], node.body[exit_at + 1:]

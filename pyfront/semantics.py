@@ -28,7 +28,7 @@ from pyfront.dialects.primitives import emit, get
 from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
 from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
 from pyfront.errors import Unsupported
-from pyfront.values import BoundedInt, Known, Seq, Tensor, Text, View
+from pyfront.values import BoundedInt, FloatOrFloat64, Known, Seq, Tensor, Text, View
 
 UFUNC_PRIMITIVE = {uf: name for table in (BINARY, COMPARE, UNARY) for name, (uf, *_) in table.items()}
 BOOL = np.dtype(np.bool_)
@@ -546,6 +546,12 @@ def can_guard() -> bool:
     (`branch_guards`), not inside a real loop."""
     side = _BRANCH_SIDE.get()
     return at_function_level() or side is not None and side[0] == ir.InsertionPoint.current.block
+
+
+def resolve_float_or_float64(v: FloatOrFloat64, what: str) -> Tensor:
+    """`v` where its type matters: a NumPy float64, under a guard (a Python float deopts)."""
+    guard(v.is_numpy.value, "value", f"{what} is a NumPy float64 here (a Python float on some paths before)")
+    return v.number  # (a FloatOrFloat64's type is never a constant: values.float_or_float64)
 
 
 def guard(cond: ir.Value, kind: str, reason: str, site: str | None = None) -> None:

@@ -144,6 +144,25 @@ class DictView:
     kind: str  # "keys" | "values" | "items"
 
 
+@dataclass(frozen=True, eq=False)
+class FloatOrFloat64:
+    """A Python float on some paths through the branches before it and a NumPy float64 on others
+    (`loss = 0.0`, then `if margin > 0: loss += margin` with a NumPy margin): one number, whose
+    type `is_numpy` (a 0-d bool computed value) tells. Arithmetic keeps it so (graphgen's
+    `_float_or_float64_op`); any other use first guards that it is a NumPy float64
+    (`resolve_float_or_float64`), the type it keeps once it has it."""
+
+    number: Tensor  # pytype np.float64
+    is_numpy: Tensor  # pytype np.bool_
+
+
+def float_or_float64(number: Tensor, is_numpy: Any) -> Tensor | FloatOrFloat64:
+    """`number` as a FloatOrFloat64, or as the one type `is_numpy` says when it is a constant."""
+    if isinstance(is_numpy, Known):
+        return Tensor(number.value, np.float64 if is_numpy.value else float)
+    return FloatOrFloat64(number, is_numpy)
+
+
 @dataclass(frozen=True)
 class Unavailable:
     """What a name holds where compiled code does not keep its value (`reason` says why): reading it

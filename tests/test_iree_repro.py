@@ -233,3 +233,11 @@ def test_a_dispatch_of_too_many_buffers_is_refused_naming_the_limit(monkeypatch)
     monkeypatch.setattr(bound_dispatch_inputs, "_bound_single_element_groups", lambda block: None)
     report = str(pyfront.explain(check(sum_of_maxima, [(MAXIMA,)] * 3)))
     assert "more buffers than its runtime binds (binding count" in report and "internal" not in report, report
+
+
+@IREE_313_BUG
+def test_branches_yielding_flags_computed_in_a_side_run():
+    """IREE issue #24753: the call fails with OUT_OF_RANGE in hal.command_buffer.dispatch."""
+    scores, y = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 0.25]]), np.array([1, 0])
+    (flags,) = _run("branch_results_binding.mlir", "f", [scores, y])
+    assert flags.tolist() == [1, 1, 1, 1, 0, 1, 1, 1]  # its fifth guard fails: the loss is a Python float
