@@ -198,6 +198,32 @@ def _fit_loop(m):
     return fit, lambda i: (X, y), "Regressor.fit"
 
 
+def _svm_naive(m):
+    rng = np.random.default_rng(9)
+    X, y = rng.standard_normal((320, 32)), rng.integers(0, 10, size=320)
+    W = 0.001 * rng.standard_normal((32, 10))
+
+    def step(W, X, y):
+        loss, dW = m.svm_loss_naive(W, X, y, 1e-3)
+        W -= 1e-2 * dW
+        return loss
+
+    return step, lambda i: (W, X[(i % 10) * 32:(i % 10 + 1) * 32], y[(i % 10) * 32:(i % 10 + 1) * 32])
+
+
+def _linear_train(m):
+    rng = np.random.default_rng(10)
+    X, y = rng.standard_normal((500, 32)), rng.integers(0, 10, size=500)
+    svm = m.LinearSVM()
+    svm.W = 0.001 * rng.standard_normal((32, 10))
+
+    def train(X, y):
+        np.random.seed(0)  # the minibatches
+        return svm.train(X, y, learning_rate=1e-3, num_iters=20, batch_size=64)
+
+    return train, lambda i: (X, y), "LinearClassifier.train"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -215,6 +241,8 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "textbook SGD network (per-example backprop)": ("sgd_network", _sgd_network),
     "layer stack with optimizer copies (Adam)": ("layer_stack", _layer_stack),
     "Keras-like fit, 2 epochs of 8 minibatches": ("fit_loop", _fit_loop),
+    "CS231n naive SVM loss (loops, continue, branches)": ("linear_classifiers", _svm_naive),
+    "CS231n LinearSVM.train, 20 minibatches": ("linear_classifiers", _linear_train),
 }
 
 

@@ -370,3 +370,33 @@ def test_fit_loop_compiled_whole(capsys):
         assert_same_attributes(plain.hidden, model.hidden, ("W", "b"), f"call {call}")
         assert_same_attributes(plain.out, model.out, ("W", "b"), f"call {call}")
     assert_mostly_compiled(fit)
+
+
+def test_cs231n_linear_classifiers():
+    m = load("linear_classifiers", "corpus_linear_classifiers")
+    rng = np.random.default_rng(9)
+    X, y = rng.standard_normal((40, 6)), rng.integers(0, 4, size=40)
+    for loss in (m.svm_loss_naive, m.svm_loss_vectorized, m.softmax_loss_naive, m.softmax_loss_vectorized):
+        compiled, W = pyfront.compile(loss), 0.001 * rng.standard_normal((6, 4))
+        for i in range(12):
+            batch = slice((i % 4) * 10, (i % 4 + 1) * 10)
+            expected = loss(W, X[batch], y[batch], 1e-3)
+            assert_same(expected, compiled(W, X[batch], y[batch], 1e-3), f"{loss.__name__} step {i}")
+            W = W - 0.5 * expected[1]
+        assert_mostly_compiled(compiled)
+    for classifier in (m.LinearSVM, m.Softmax):
+        net, plain = classifier(), classifier()
+        train = pyfront.compile(net.train)
+        for call in range(4):
+            np.random.seed(call)  # the first call's W and every call's minibatches
+            expected = plain.train(X, y, num_iters=10, batch_size=8)
+            np.random.seed(call)
+            assert_same(expected, train(X, y, num_iters=10, batch_size=8), f"{classifier.__name__} call {call}")
+            assert_same(plain.W, net.W, f"{classifier.__name__} call {call} W")
+        assert_mostly_compiled(train)
+        assert_same(plain.predict(X), pyfront.compile(net.predict)(X), f"{classifier.__name__} predict")
+    for distances in (m.compute_distances_no_loops, m.compute_distances_one_loop):
+        compiled = pyfront.compile(distances)
+        for _ in range(3):
+            assert_same(distances(X[:5], X[5:]), compiled(X[:5], X[5:]), distances.__name__)
+        assert_mostly_compiled(compiled)
