@@ -1131,6 +1131,31 @@ def _diff(a, n=Known(1), axis=Known(-1), prepend=None, append=None):
     return t
 
 
+@implements(np.bincount)
+def _bincount(x, weights=Known(None), minlength=Known(0)):
+    """`np.bincount`: a first dim as long as max(x) + 1 (at least `minlength`), which depends on the
+    data (a dynamic dim: a length below 2 re-runs in the interpreter, as mask reads do)."""
+    t = S.to_tensor(S.array_operand(x))
+    least = known(minlength, "minlength")
+    if t.ndim != 1 or t.dtype.kind not in "iub" or t.dtype == np.uint64 or type(least) is not int or least < 0:
+        raise Unsupported("np.bincount of other than a 1-d array of ints (or a negative minlength): NumPy raises")
+    if t.shape[0] is None or t.shape[0] == 0:
+        raise Unsupported("np.bincount of an array whose length varies between calls, or is 0, is not supported yet")
+    t = S.astype(t, np.dtype(np.int64))
+    S.guard(S.ufunc(np.greater_equal, S.reduce("min", t), Known(0)).value, "value",
+            "np.bincount's values are non-negative (NumPy raises ValueError)")
+    if least < 2:
+        S.guard(S.ufunc(np.greater_equal, S.reduce("max", t), Known(1)).value, "value",
+                "np.bincount gives at least 2 entries (a dynamic dim's size)")
+    operands = [t.value]
+    if not (isinstance(weights, Known) and weights.value is None):
+        w = S.astype(S.to_tensor(S.array_operand(weights)), np.dtype(np.float64))
+        if w.shape != t.shape:
+            raise Unsupported("np.bincount: the weights and the list don't have the same length (NumPy raises)")
+        operands.append(w.value)
+    return Tensor(S.build("bincount", operands, minlength=least), np.ndarray)
+
+
 @implements(np.logaddexp)
 def _logaddexp(x1, x2):
     """NumPy's npy_logaddexp: x + ln2 where x == y, NaN through, else max + log1p(exp(-|x - y|)).

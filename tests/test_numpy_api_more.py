@@ -391,3 +391,14 @@ def differences(x):
 def test_diff():
     calls = _calls(np.float64, (3, 4))
     _compiled(differences, calls + [(calls[0][0].astype(np.int32),)])
+
+
+def counts(y, w):
+    return np.bincount(y), np.bincount(y, minlength=7), np.bincount(y, weights=w), np.argmax(np.bincount(y[:3]))
+
+
+def test_bincount_has_a_length_that_depends_on_the_data():
+    y, w = np.array([1, 3, 3, 0, 2, 3]), np.linspace(0.5, 3.0, 6)
+    # All zeros (one entry) and a negative value (NumPy's ValueError) re-run in the interpreter.
+    calls = [(y, w), (y, w), (y[::-1].copy(), w), (y + 4, -w), (np.zeros(6, np.int64), w), (y - 1, w)]
+    _compiled(counts, calls)

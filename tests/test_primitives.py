@@ -106,6 +106,8 @@ def _domain(prim: str, operand: int) -> str:
         return "above-1"
     if prim == "prod":
         return "prod"  # products stay exact whatever the order
+    if prim == "bincount" and operand == 0:
+        return "index"  # values 0..2: three entries, or minlength
     if prim in ("take", "embedding", "embedding_grad") and operand == 1:
         return "index"  # a row of the (3, ...) table of every take and embedding spec
     if prim == "expand" and operand == 1:
@@ -226,6 +228,7 @@ SPECS: dict[str, list[Spec]] = {
     "scatter_add": [_spec([(3, 4), (5, 4), (5,)], axes=(0,)), _spec([(4, 3), (2, 2), (2, 2), (2, 2)], "one", axes=(0, 1)),
                     _spec([(4, 3), (2, 4), (2,)], "one", axes=(1,))],
     "compress": [_spec([(3, 4), (3,)]), _spec([(3, 4), (3, 4)], "one")],
+    "bincount": [_spec([(7,)], "one", minlength=0), _spec([(7,), (7,)], "one", minlength=5)],
     "expand": [_spec([(3, 2), (2, 3)])],
     "dim": [_spec([(3, 4)], axis=1)],
     "flip": [_spec([(3, 4)], axes=(0, 1)), _spec([(2, 3, 4)], "one", axes=(1,))],
@@ -281,6 +284,8 @@ def _specs(prim) -> list[Spec]:
 def _operand_dtypes(prim, n: int, dtype: np.dtype) -> tuple[np.dtype, ...]:
     if prim.name in ("compress", "expand"):
         return (dtype, np.dtype(np.bool_))
+    if prim.name == "bincount":  # int64 values, float64 weights
+        return (np.dtype(np.int64),) + (np.dtype(np.float64),) * (n - 1)
     if prim.name in INDEX_OPERANDS:
         first = INDEX_OPERANDS[prim.name]
         return (dtype,) * first + (np.dtype(np.int64),) * (n - first)

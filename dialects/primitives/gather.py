@@ -635,6 +635,58 @@ COMPRESS = primitive(
 )
 
 
+# bincount ----------------------------------------------------------------------------------
+
+
+def _bincount_shape(x, *weights, minlength):
+    if len(x) != 1 or weights and (len(weights[0]) != 1 or unify_dims(x[0], weights[0][0]) is None):
+        raise ValueError(f"bincount: a 1-d array (and weights of its length), not {tuple(x)}")
+    return (None,)
+
+
+def _bincount_dtype(x, *weights, minlength):
+    return np.dtype(np.float64) if weights else I64
+
+
+def _lower_bincount(view, x, *weights):
+    """max(x) + 1 entries (at least minlength: a dynamic dim), entry j the count of x equal to j
+    (the sum of their weights): a reduction over x per entry, len(x) * count."""
+    i64 = element_type(I64)
+    (top,) = emit.generic([x], [_amap(1, [_d(0)])], [emit.fill(-1, [], I64)], [_amap(1, [])], [emit.REDUCTION],
+                          lambda a: arith.maxsi(a[0], a[1]))
+    size = arith.addi(arith.index_cast(ir.IndexType.get(), tensor.extract(top, [])), emit.index(1))
+    count = arith.maxsi(size, emit.index(view.minlength))
+    dtype = tensor_dtype(view.result.type)
+    zero = emit.scalar_constant(0, dtype)
+    one = emit.scalar_constant(1, dtype)
+
+    def body(a):  # loop dims: j (parallel), i (reduction)
+        hit = arith.cmpi(arith.CmpIPredicate.eq, a[0], arith.index_cast(i64, _loop_index(0)))
+        term = a[1] if weights else one
+        return (arith.addf if dtype.kind == "f" else arith.addi)(a[-1], arith.select(hit, term, zero))
+
+    (out,) = emit.generic([x, *weights], [_amap(2, [_d(1)])] * (1 + len(weights)), [emit.fill(0, [count], dtype)],
+                          [_amap(2, [_d(0)])], [emit.PARALLEL, emit.REDUCTION], body)
+    return out
+
+
+BINCOUNT = primitive(
+    "bincount",
+    "NumPy `np.bincount(x, weights, minlength)` of non-negative int64 x (the front end guards them): "
+    "a dynamic dim of max(x) + 1 entries, at least minlength.",
+    impl=lambda x, *weights, minlength: np.bincount(x, *weights, minlength=minlength),
+    shape_rule=_bincount_shape,
+    dtype_rule=_bincount_dtype,
+    lower=_lower_bincount,
+    arity=None,
+    params=(Attr("minlength", "int", "the least number of entries"),),
+    operand_rule=lambda x, *weights, **_: None if x == I64 and all(w == np.float64 for w in weights)
+    else "bincount counts int64 values, with float64 weights",
+    vjp=bind.NotDifferentiable("counts"),
+    approximate=True,  # weighted sums, in another order than NumPy's
+)
+
+
 def _expand_shape(ct, mask):
     if not ct or None in mask or None in ct[1:] or len(mask) == 0:
         raise ValueError(f"expand: rows {tuple(ct)} into a static mask of shape {tuple(mask)}")
