@@ -400,3 +400,9 @@ def test_cs231n_linear_classifiers():
         for _ in range(3):
             assert_same(distances(X[:5], X[5:]), compiled(X[:5], X[5:]), distances.__name__)
         assert_mostly_compiled(compiled)
+    predict = pyfront.compile(m.predict_labels)
+    for start in range(0, 20, 5):  # 5 test points against the other 35, k = 5
+        dists = m.compute_distances_no_loops(X[start:start + 5], np.delete(X, np.s_[start:start + 5], axis=0))
+        y_train = np.delete(y, np.s_[start:start + 5])
+        assert_same(m.predict_labels(dists, y_train, 5), predict(dists, y_train, 5), f"k-NN from {start}")
+    assert_mostly_compiled(predict)

@@ -118,3 +118,12 @@ def compute_distances_one_loop(X, X_train):
     for i in range(X.shape[0]):
         dists[i, :] = np.sqrt(np.sum(np.square(X_train - X[i, :]), axis=1))
     return dists
+
+
+def predict_labels(dists, y_train, k=1):
+    num_test = dists.shape[0]
+    y_pred = np.zeros(num_test)
+    for i in range(num_test):
+        closest_y = y_train[np.argsort(dists[i])[:k]]
+        y_pred[i] = np.argmax(np.bincount(closest_y))  # ties: the smaller label
+    return y_pred
