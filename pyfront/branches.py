@@ -233,7 +233,7 @@ def _rebuild(m: Any, results: dict, taken: Tensor | None, rebuilt: dict | None =
     if isinstance(m, Seq):
         return Seq(tuple(_rebuild(i, results, taken, rebuilt) for i in m.items), m.kind)
     if isinstance(m, FloatOrFloat64):
-        return float_or_float64(_rebuild(m.number, results, taken, rebuilt), _rebuild(m.is_numpy, results, taken, rebuilt))
+        return float_or_float64(*(_rebuild(part, results, taken, rebuilt) for part in (m.number, m.is_numpy)))
     return m
 
 
