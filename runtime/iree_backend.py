@@ -218,6 +218,20 @@ _I64_DIVISION = re.compile(r"= arith\.(floordivsi|remsi) [^\n]*: i64\b")
 _NARROW_TENSOR = re.compile(r"tensor<(?:[0-9?]+x)*i(1|8|16)>")
 
 
+def _nested_branches(mlir_text: str) -> bool:
+    """Whether an `scf.if` is inside a side of another (the printer indents each region)."""
+    open_ifs: list[int] = []  # indents of the scf.ifs whose regions are open
+    for line in mlir_text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        while open_ifs and line.strip() == "}" and indent <= open_ifs[-1]:
+            open_ifs.pop()
+        if "scf.if" in line:
+            if open_ifs:
+                return True
+            open_ifs.append(indent)
+    return False
+
+
 def _dims(mlir_text: str):
     for m in _TENSOR_DIMS.finditer(mlir_text):
         yield from m.group(1).split("x")[:-1]
@@ -245,6 +259,9 @@ _VULKAN_RESTRICTIONS = (
                 lambda t: any(m.group(1) not in _SPIRV_F64_MATH for m in _F64_MATH.finditer(t))),
     Restriction("int64 // and %", "IREE 3.13 cannot lower int64 floordiv/remainder to SPIR-V",
                 lambda t: _I64_DIVISION.search(t) is not None),
+    Restriction("branches nested in branches on computed values", "IREE 3.13 records command buffers with "
+                "out-of-range binding references for some (issue #24753, tests/iree_repro/README.md bug 5): "
+                "the CPU driver refuses the call, Vulkan lost the device", _nested_branches),
 ) + (() if all(f in _VULKAN_FEATURES.split(",") for f in _VULKAN_8_16_BIT) else (
     Restriction("bool/int8/int16 arrays without 8/16-bit storage", "PYFRONT_VULKAN_FEATURES lacks "
                 f"{', '.join(_VULKAN_8_16_BIT)}, and IREE's 32-bit packing of narrow arrays gives wrong "

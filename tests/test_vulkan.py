@@ -135,6 +135,22 @@ def test_reductions_past_65535_elements_run_in_the_interpreter():
     assert "does not run a tensor dim above 65535" in str(report)
 
 
+def nested_branches(x):
+    y = x * 2.0
+    if x.sum() > 0:
+        if x.max() > 2:
+            y = y + 1.0
+    return y
+
+
+def test_branches_nested_in_branches_run_in_the_interpreter():
+    # IREE issue #24753 lost the device on lavapipe (every later Vulkan call of the process failed).
+    x = np.arange(4.0)
+    f = check(nested_branches, [(x,), (-x,), (x * 0.5,), (x,), (-x,)], profile_calls=3)
+    report = pyfront.explain(f)
+    assert report.compiled_calls == 0 and "branches nested in branches" in str(report), str(report)
+
+
 def test_aot_artifact_on_vulkan(tmp_path):
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((4, 32)).astype(np.float32), rng.standard_normal((32, 8)).astype(np.float32)
