@@ -1131,6 +1131,31 @@ def _diff(a, n=Known(1), axis=Known(-1), prepend=None, append=None):
     return t
 
 
+@implements(np.unravel_index)
+def _unravel_index(indices, shape, order=Known("C")):
+    """`np.unravel_index` into a shape known when compiling, C order: per dim, (i // stride) % size,
+    NumPy scalars for a scalar or 0-d index (the max-pooling backward pass's argmax position)."""
+    dims = _shape(known(shape, "shape"))
+    _order_c(order, "np.unravel_index")
+    if isinstance(indices, Known):
+        return S.fold(np.unravel_index, indices.value, dims)
+    t = S.to_tensor(S.array_operand(indices))
+    if t.dtype.kind not in "iu" or t.dtype == np.uint64 or None in t.shape:
+        raise Unsupported("np.unravel_index of other than ints of a static shape (NumPy raises TypeError for floats)")
+    t = S.astype(t, np.dtype(np.int64), np.ndarray if t.ndim else np.int64)
+    size = int(np.prod(dims, dtype=np.int64))
+    within = S.ufunc(np.logical_and, S.ufunc(np.greater_equal, t, Known(0)), S.ufunc(np.less, t, Known(size)))
+    S.guard(S.reduce_all(S.to_tensor(within).value), "value",
+            f"np.unravel_index: every index is within size {size} (NumPy raises ValueError)")
+    strides = [int(np.prod(dims[k + 1:], dtype=np.int64)) for k in range(len(dims))]
+    coords = [S.ufunc(np.remainder, S.ufunc(np.floor_divide, t, Known(stride)), Known(d))
+              for stride, d in zip(strides, dims)]
+    if t.ndim == 0:
+        return Seq(tuple(coords), tuple)
+    found = S.stack(coords, axis=-1)  # NumPy's arrays are views of one (..., len(shape)) array, as its strides show
+    return Seq(tuple(indexing.getitem(found, (Ellipsis, k)) for k in range(len(dims))), tuple)
+
+
 @implements(np.bincount)
 def _bincount(x, weights=Known(None), minlength=Known(0)):
     """`np.bincount`: a first dim as long as max(x) + 1 (at least `minlength`), which depends on the

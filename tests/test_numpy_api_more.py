@@ -402,3 +402,21 @@ def test_bincount_has_a_length_that_depends_on_the_data():
     # All zeros (one entry) and a negative value (NumPy's ValueError) re-run in the interpreter.
     calls = [(y, w), (y, w), (y[::-1].copy(), w), (y + 4, -w), (np.zeros(6, np.int64), w), (y - 1, w)]
     _compiled(counts, calls)
+
+
+def argmax_positions(x, x3, d, k):
+    r, c = np.unravel_index(np.argmax(x), x.shape)
+    rows, cols = np.unravel_index(np.argmax(x, axis=1) + k, (2, 3))  # views of one array, as NumPy's
+    dx = np.zeros_like(x3)
+    for i in range(x3.shape[0]):  # max pooling's backward pass: each window's gradient at its argmax
+        a, b = np.unravel_index(np.argmax(x3[i]), x3[i].shape)
+        dx[i, a, b] = d[i]
+    return r, c, rows, cols, dx
+
+
+def test_unravel_index_and_single_element_writes_at_computed_positions():
+    rng = np.random.default_rng(5)
+    x, x3, d = rng.standard_normal((4, 6)), rng.standard_normal((3, 2, 2)), rng.standard_normal(3)
+    far = np.int64(1)  # argmax over 6 columns + 1 can reach 6: NumPy's ValueError, in the interpreter
+    _compiled(argmax_positions, [(x, x3, d, np.int64(0)), (x, x3, d, np.int64(0)), (-x, -x3, d, np.int64(0)),
+                                 (x, x3, d, far)])

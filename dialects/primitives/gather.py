@@ -51,6 +51,8 @@ writer; flip is its own VJP; the dynamic slices are each other's.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from pyfront.dialects.mlir import arith, ir, linalg, tensor
 from pyfront.dialects.opdef import Attr
@@ -529,8 +531,32 @@ def _dynamic_update_slice_impl(x, v, *offsets, strides):
 
 def _lower_dynamic_update_slice(view, x, v, *offsets):
     sizes, strides = list(shape_of(v.type)), list(view.strides)
-    return tensor.insert_slice(v, x, _offsets(x, offsets, sizes, strides), [], [], _dynamic(len(sizes)), sizes,
-                               strides)
+    at = _offsets(x, offsets, sizes, strides)
+    if len(sizes) > 1 and all(n == 1 for n in sizes) and not _in_loop(view.op):
+        # One element of a 2-d or larger x (`dx[i, r, c] = g` at computed r, c): IREE 3.13 fails to
+        # compile the insert_slice of the reshaped value ("expected rank to be smaller or equal to
+        # the other rank") and miscompiles a tensor.insert into a constant; a select over x is
+        # right. (Not in loops: x's size per iteration, and IREE's stream partitioning refuses it.)
+        value, rank = tensor.extract(v, [emit.index(0)] * len(sizes)), len(sizes)
+        ident = _amap(rank, [_d(i) for i in range(rank)])
+
+        def body(a):
+            hits = [arith.cmpi(arith.CmpIPredicate.eq, _loop_index(i), at[i]) for i in range(rank)]
+            return arith.select(functools.reduce(arith.andi, hits), value, a[0])
+
+        (out,) = emit.generic([x], [ident], [emit.empty(emit.dims(x), tensor_dtype(x.type))], [ident],
+                              [emit.PARALLEL] * rank, body)
+        return out
+    return tensor.insert_slice(v, x, at, [], [], _dynamic(len(sizes)), sizes, strides)
+
+
+def _in_loop(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.for", "scf.while"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _dynamic_update_slice_vjp(ct, out, x, v, *offsets, strides):
