@@ -709,18 +709,24 @@ def _masked_read(x: Tensor, parts: list) -> Tensor:
     return Tensor(S.build("compress", [x.value, mask.value]), np.ndarray)  # a copy
 
 
-def nonzero(a: Tensor) -> Seq:
+def nonzero(a: Any) -> Seq:
     """`np.nonzero(a)`: per axis, the indices of a's nonzero elements in C order, read as
     `indices[mask]` over the flattened array (so a count below 2 deopts, as mask reads do).
     Like NumPy's, the arrays of a 2-d or larger `a` are the columns of one (count, a.ndim) array."""
+    a = S.to_tensor(S.array_operand(a))
     if a.ndim == 0:
         raise Unsupported("np.nonzero of a 0-d array (NumPy raises ValueError)")
     if None in a.shape:
         raise Unsupported("np.nonzero of an array whose dims vary between calls is not supported yet")
     mask = S.reshape(S.ufunc(np.not_equal, a, Known(0)), (-1,))
     grid = np.indices(a.shape).reshape(a.ndim, -1).T  # (elements, ndim): row i is element i's index
-    found = _masked_read(S.constant(np.ascontiguousarray(grid)), [mask])
-    return Seq(tuple(getitem(found, (slice(None), k)) for k in range(a.ndim)), tuple)
+    return last_axis_views(_masked_read(S.constant(np.ascontiguousarray(grid)), [mask]))
+
+
+def last_axis_views(found: Tensor) -> Seq:
+    """`found[..., k]` for each k, views of `found`: how NumPy returns the index arrays of nonzero
+    and unravel_index (their strides show it)."""
+    return Seq(tuple(getitem(found, (Ellipsis, k)) for k in range(found.shape[-1])), tuple)
 
 
 def _masked_write(x: Tensor, parts: list, v: Tensor, combine) -> Tensor:

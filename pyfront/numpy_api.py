@@ -105,15 +105,13 @@ def _dot(a, b):
 @implements(np.where)
 def _where(condition, x=None, y=None):
     if x is None and y is None:  # np.where(condition) is np.nonzero(condition)
-        return indexing.nonzero(S.to_tensor(S.array_operand(condition)))
+        return indexing.nonzero(condition)
     if x is None or y is None:
         raise Unsupported("np.where: either both or neither of x and y should be given (NumPy raises ValueError)")
     return S.where(condition, x, y)
 
 
-@implements(np.nonzero, method="nonzero")
-def _nonzero(a):
-    return indexing.nonzero(S.to_tensor(S.array_operand(a)))
+FUNCTIONS[np.nonzero] = METHODS["nonzero"] = indexing.nonzero
 
 
 @implements(np.flatnonzero)
@@ -1152,8 +1150,7 @@ def _unravel_index(indices, shape, order=Known("C")):
               for stride, d in zip(strides, dims)]
     if t.ndim == 0:
         return Seq(tuple(coords), tuple)
-    found = S.stack(coords, axis=-1)  # NumPy's arrays are views of one (..., len(shape)) array, as its strides show
-    return Seq(tuple(indexing.getitem(found, (Ellipsis, k)) for k in range(len(dims))), tuple)
+    return indexing.last_axis_views(S.stack(coords, axis=-1))
 
 
 @implements(np.bincount)
