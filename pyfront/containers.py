@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
 import itertools
 import sys
 import operator
@@ -43,9 +44,9 @@ import numpy as np
 from pyfront import indexing, text
 from pyfront import semantics as S
 from pyfront.errors import Unsupported
-from pyfront.guards import MISSING, IdentityGuard, container_type
+from pyfront.guards import MISSING, AliasGuard, IdentityGuard, container_type
 from pyfront.loops import MAX_STATIC_UNROLL as MAX_ITEMS
-from pyfront.values import DictView, Iter, Known, Obj, Seq, Tensor, Text
+from pyfront.values import DictView, FloatOrFloat64, Iter, Known, Obj, Seq, Tensor, Text
 
 # Builtins that consume a whole iterable at once: a generator expression passed
 # to them may be evaluated eagerly, in order, with the same effects.
@@ -370,6 +371,74 @@ class ContainerMixin:
             pairs[name] = value
         return make_dict(pairs)
 
+    def _builtin_copy(self, args, kwargs, node):
+        _arity("copy.copy", args, kwargs, 1, 1)
+        return self._copied(args[0], False, node)
+
+    def _builtin_deepcopy(self, args, kwargs, node):
+        _arity("copy.deepcopy", args, kwargs, 1, 1)
+        return self._copied(args[0], True, node)
+
+    def _copied(self, value: Any, deep: bool, node: ast.AST) -> Any:
+        """`copy.deepcopy(value)` (deep) or `copy.copy(value)`, `d.copy()`, `lst.copy()`: new lists,
+        dicts and arrays where Python's copy module makes new ones, the value itself where it is
+        immutable. A deep copy copies an object reached twice once (its memo), so the copies share
+        as the originals did; the caller's objects it reads must alias at call time as when
+        compiling (an AliasGuard), or the copy would share differently."""
+        memo: dict = {}
+        inputs: dict[str, tuple] = {}  # path -> (path, the object there when compiling)
+
+        def identity(v: Any) -> tuple:
+            if isinstance(v, Obj):
+                inputs.setdefault(str(v.path), (v.path, v.example))
+                return ("object", id(v.example))
+            seen = self._input_arrays.get(id(v)) if isinstance(v, Tensor) else None
+            if seen is not None and seen[0] is v:
+                inputs.setdefault(str(v.source), (v.source, seen[1]))
+                return ("object", id(seen[1]))
+            return ("known", id(v.value)) if isinstance(v, Known) else ("value", id(v))
+
+        def copy_of(v: Any) -> Any:
+            key = identity(v)
+            if key not in memo:
+                memo[key] = one_copy(v)
+            return memo[key]
+
+        def item(v: Any) -> Any:
+            return copy_of(v) if deep else v
+
+        def one_copy(v: Any) -> Any:
+            if isinstance(v, Known) and type(v.value) in (list, dict, tuple):
+                v = self._from_python(v.value) if type(v.value) is not tuple \
+                    else Seq(tuple(Known(i) for i in v.value), tuple)
+            if isinstance(v, Known):
+                if type(v.value) is np.ndarray:
+                    return Tensor(S.to_tensor(v).value, np.ndarray)
+                if v.value is None or isinstance(v.value, (bool, int, float, complex, str, bytes, np.generic)):
+                    return v
+            elif isinstance(v, Tensor):
+                # An ndarray or NumPy scalar is a new object; a Python number is itself.
+                return Tensor(v.value, v.pytype) if v.pytype is np.ndarray or issubclass(v.pytype, np.generic) else v
+            elif isinstance(v, (Text, FloatOrFloat64)):
+                return v
+            kind = v.kind if isinstance(v, Seq) else type(v.example) if isinstance(v, Obj) else None
+            if kind is dict:
+                return make_dict({k: item(x) for k, x in self._dict_pairs(v, node).items()})
+            if kind is list:
+                return Seq(tuple(item(x) for x in self._iterate(v, node)), list)
+            if kind is tuple:  # a tuple whose items a copy keeps is itself
+                items = self._iterate(v, node)
+                copies = [item(x) for x in items]
+                return v if all(a is b for a, b in zip(copies, items)) else make_tuple(copies)
+            raise Unsupported(f"copy.{'deepcopy' if deep else 'copy'} of {S.describe(v)} is not supported", node)
+
+        result = copy_of(value)
+        if len(inputs) > 1:
+            ids: dict[int, int] = {}
+            groups = tuple(ids.setdefault(id(example), len(ids)) for _, example in inputs.values())
+            self.state_guards.append(AliasGuard(tuple(p for p, _ in inputs.values()), groups, self._site(node)))
+        return result
+
     def _builtin_len(self, args, kwargs, node):
         _arity("len", args, kwargs, 1, 1)
         value = args[0]
@@ -579,6 +648,8 @@ BUILTIN_HANDLERS = {
     list: ContainerMixin._builtin_list,
     tuple: ContainerMixin._builtin_tuple,
     dict: ContainerMixin._builtin_dict,
+    copy.copy: ContainerMixin._builtin_copy,
+    copy.deepcopy: ContainerMixin._builtin_deepcopy,
     len: ContainerMixin._builtin_len,
     sum: ContainerMixin._builtin_sum,
     zip: ContainerMixin._builtin_zip,

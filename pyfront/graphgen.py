@@ -660,6 +660,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             return BoundMethod(base, name)
         if name == "append" and isinstance(base, Obj) and _plain_list(base.example):
             return BoundMethod(base, name)
+        if name == "copy" and _is_list(base):
+            return BoundMethod(base, name)
         if name in DICT_METHODS and _is_dict(base):
             return BoundMethod(base, name)
         if isinstance(base, Obj):
@@ -781,19 +783,30 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         if op is ast.Mod and isinstance(left, Known) and type(left.value) is str:
             return text.percent_format(left.value, right, self.node)
         if isinstance(left, Text) or isinstance(right, Text):
-            raise Unsupported(f"operator {construct(op)}: {text.ONLY_SHOWN}")
+            return self._text_operator(op, left, right)
         if isinstance(left, (Seq, Known)) and isinstance(right, (Seq, Known)) and op is ast.Add:
             a, b = (v if isinstance(v, Seq) else Seq(tuple(map(Known, v.value)), type(v.value))
                     for v in (left, right))
             if a.kind is not b.kind:
                 raise Unsupported(f"can only concatenate {a.kind.__name__} to {a.kind.__name__}")
             return Seq(a.items + b.items, a.kind)
+        if op is ast.Mult and (isinstance(left, Seq) and _python_int(right) or isinstance(right, Seq) and _python_int(left)):
+            seq, count = (left, right) if isinstance(left, Seq) else (right, left)  # `[0.0] * n`: the same items n times
+            return Seq(seq.items * count.value, seq.kind)
         left, right = _operator_operands(left, right, construct(op))
         if op is ast.MatMult:
             return S.matmul(left, right)
         if op is ast.Pow:
             return S.power(left, right)
         return S.operator(uf, left, right)
+
+    @staticmethod
+    def _text_operator(op: type, left: Any, right: Any) -> Text:
+        """`"acc: " + str(acc)`: concatenating texts (or a str constant) is text too."""
+        if op is not ast.Add or not all(isinstance(v, Text) or isinstance(v, Known) and type(v.value) is str
+                                        for v in (left, right)):
+            raise Unsupported(f"operator {construct(op)}: {text.ONLY_SHOWN}")
+        return text.text_of([v if isinstance(v, Text) else v.value for v in (left, right)])
 
     def _float_or_float64_op(self, op: type, left: Any, right: Any) -> Any:
         """`+ - * /` with a FloatOrFloat64 x: with a Python number, Python's float and NumPy's float64
@@ -946,6 +959,10 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
                 return self._dict_get(callee.receiver, args, kwargs, node)
             if callee.name == "setdefault" and _is_dict(callee.receiver):
                 return self._dict_setdefault(callee.receiver, args, kwargs, node)
+            if callee.name == "copy" and (_is_dict(callee.receiver) or _is_list(callee.receiver)):
+                if args or kwargs:
+                    raise Unsupported(f"{S.describe(callee.receiver)}.copy takes no arguments", node)
+                return self._copied(callee.receiver, False, node)
             if callee.name in DICT_VIEWS and _is_dict(callee.receiver):
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
@@ -1176,7 +1193,7 @@ OUT_METHODS = ("clip",)
 # are Seqs of kind dict holding (key, value) pairs, keys Known, in insertion order
 # (containers.py). Their views are DictViews: they can be iterated, not returned.
 DICT_VIEWS = ("keys", "values", "items")
-DICT_METHODS = (*DICT_VIEWS, "get", "setdefault")
+DICT_METHODS = (*DICT_VIEWS, "get", "setdefault", "copy")
 
 
 def _operator_operands(left: Any, right: Any, what: str) -> tuple[Any, Any]:
@@ -1195,6 +1212,16 @@ def _is_numpy_value(v: Any) -> bool:
     if isinstance(v, Tensor):
         return v.pytype not in (int, float, bool)
     return isinstance(v, Known) and isinstance(v.value, (np.ndarray, np.generic))
+
+
+def _python_int(v: Any) -> bool:
+    """A compile-time Python int (or bool): what repeats a list or tuple."""
+    return isinstance(v, Known) and type(v.value) in (int, bool)
+
+
+def _is_list(v: Any) -> bool:
+    """A list the function built, or one the caller passed or Python state holds."""
+    return isinstance(v, Seq) and v.kind is list or isinstance(v, Obj) and container_type(v.example) is list
 
 
 def _is_dict(v: Any) -> bool:
@@ -1246,8 +1273,10 @@ def _nodes(v: Any):
 
 
 def _is_pure(fn: Any) -> bool:
-    """Builtins and NumPy scalar types that compute without side effects (safe to fold)."""
-    return _hashable(fn) and (fn in PURE_BUILTINS or (isinstance(fn, type) and issubclass(fn, np.generic)))
+    """Builtins, `math` functions and NumPy scalar types that compute without side effects (safe to fold)."""
+    return _hashable(fn) and (fn in PURE_BUILTINS or isinstance(fn, types.BuiltinFunctionType)
+                              and getattr(fn, "__module__", None) == "math"
+                              or isinstance(fn, type) and issubclass(fn, np.generic))
 
 
 def _plain_list(v: Any) -> bool:

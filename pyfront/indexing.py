@@ -79,8 +79,8 @@ def as_key(v: Any) -> Any:
         return slice(*(as_key(p) for p in (v.start, v.stop, v.step)))
     if isinstance(v, Seq) and v.kind is tuple:
         return tuple(as_key(i) for i in v.items)
-    if isinstance(v, Seq) and v.kind is list and all(isinstance(i, Known) for i in v.items):
-        return [i.value for i in v.items]
+    if isinstance(v, Seq) and v.kind is list:  # `x[:, perm]`: the array NumPy makes of the list
+        return [i.value for i in v.items] if all(isinstance(i, Known) for i in v.items) else S.array_from_sequence(v)
     raise Unsupported(f"indexing with {S.describe(v)} is not supported yet")
 
 

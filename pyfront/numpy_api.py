@@ -239,7 +239,12 @@ METHODS["astype"] = _astype
 
 
 @implements(np.array)
-def _array(a, dtype=Known(None)):
+def _array(a, dtype=Known(None), *, copy=Known(True)):
+    if not known(copy, "copy"):  # None: copy only when needed, as np.asarray; False: never
+        result = _asarray(a, dtype)
+        if known(copy, "copy") is False and result is not a:
+            raise Unsupported("np.array(..., copy=False) of a value that needs a copy (NumPy raises ValueError)")
+        return result
     if isinstance(a, Known) and isinstance(dtype, Known):  # np.array(0), np.array([1, 2], np.int32)
         return S.fold(np.array, a.value, dtype.value)
     t = S.to_tensor(a)

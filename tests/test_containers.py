@@ -10,6 +10,9 @@ read from state (lengths guarded): each compared with the interpreter by
 
 from __future__ import annotations
 
+import copy
+import math
+
 import numpy as np
 import pytest
 from differential import check
@@ -477,3 +480,61 @@ def mixed_types(x):
 def test_max_of_a_numpy_scalar_and_a_float_runs_in_the_interpreter():
     compiled = check(mixed_types, [(np.ones(3) * k,) for k in (1.0, -1.0, 2.0)])
     assert "different types" in str(pyfront.explain(compiled))
+
+
+
+def sgd_on_a_copy(params, grads, lr):
+    new = copy.deepcopy(params)  # the deeplearning.ai update_parameters idiom
+    for k in grads:
+        new[k] -= lr * grads[k]  # in place, into the copies only
+    return new
+
+
+def test_deepcopy_makes_new_arrays_and_containers():
+    calls = [({"w": A.copy(), "b": B.copy(), "hist": [A[0].copy(), (B.copy(), 2)]}, {"w": A, "b": B}, 0.1 * k)
+             for k in range(4)]
+    compiled = check(sgd_on_a_copy, calls)
+    compiled_ran(compiled)
+    params = calls[0][0]
+    new = compiled(params, calls[0][1], 0.5)
+    assert new["hist"] is not params["hist"] and new["hist"][0] is not params["hist"][0]
+    assert new["hist"][1] is not params["hist"][1] and new["w"] is not params["w"]
+
+
+def write_through_a_copy(p):
+    q = copy.deepcopy(p)
+    q["a"][0] = 7.0
+    return q
+
+
+def test_deepcopy_copies_an_array_reached_twice_once():
+    shared = A.copy()
+    calls = [({"a": shared, "b": shared},), ({"a": A.copy(), "b": A.copy()},)] * 3
+    compiled = check(write_through_a_copy, calls)
+    compiled_ran(compiled)
+    q = compiled({"a": shared, "b": shared})
+    assert q["a"] is q["b"] and q["b"][0, 0] == 7.0
+    q = compiled({"a": A.copy(), "b": A.copy()})
+    assert q["a"] is not q["b"] and q["b"][0, 0] != 7.0
+
+
+def shallow_copies(d, lst):
+    e, m = d.copy(), copy.copy(lst)
+    e["new"] = d["w"] * 2.0
+    m.append(e["new"])
+    return e, m, [1.0] * 3 + lst.copy(), (B,) * 2
+
+
+def test_shallow_copies_and_repetition_share_the_items():
+    calls = [({"w": A * k}, [A, 2.0]) for k in range(4)]
+    compiled = check(shallow_copies, calls)
+    compiled_ran(compiled)
+    d, lst = {"w": A.copy()}, [A.copy(), 2.0]
+    e, m, joined, pair = compiled(d, lst)
+    assert e["w"] is d["w"] and m[0] is lst[0] and joined[3] is lst[0] and joined is not lst and pair[1] is B
+
+
+def test_math_functions_of_compile_time_values_fold():
+    def batches(x, size):
+        return [x[k * size:(k + 1) * size].sum() for k in range(math.floor(x.shape[0] / size))]
+    compiled_ran(check(batches, [(np.arange(10.0) * k, 3) for k in range(3)]))

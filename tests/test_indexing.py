@@ -160,6 +160,16 @@ def test_constant_lists():
     _compiled(constant_lists, [(X.copy(),), (X.copy() + 1,)])
 
 
+def lists_of_computed_ints(x, v):
+    order = list(np.argsort(v))  # a list of NumPy ints, each computed
+    return x[:, order].sum(axis=0), x[:, [v.argmax(), 0]].sum(axis=1), x[1, order[:2]]
+
+
+def test_lists_of_computed_ints():
+    _compiled(lists_of_computed_ints, [(X.copy(), np.array([3.0, -1, 2, 0, 5, 1])),
+                                       (X.copy() * 2, np.array([0.0, 1, 2, 3, -4, 5]))])
+
+
 def test_mixed_placement():
     _compiled(mixed_placement, [(Y3.copy(), np.array([0, 2]), np.array([4, -1])),
                                 (Y3.copy(), np.array([1, 1]), np.array([0, 3]))])

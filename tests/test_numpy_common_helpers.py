@@ -40,6 +40,12 @@ def scaled_by_a_ramp(x):
     return x * np.linspace(0, 1, 5)
 
 
+def copies_by_keyword(dA, Z):
+    dZ = np.array(dA, copy=True)  # deeplearning.ai's relu_backward
+    dZ[Z <= 0] = 0
+    return dZ, np.array(dZ, copy=None), np.array(Z, dtype=np.float32, copy=None), np.array(dA, copy=False)
+
+
 @pytest.mark.parametrize("fn, args", [
     (rounded, (A * 10,)),
     (ties, (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.25, 0.35]),)),
@@ -47,7 +53,25 @@ def scaled_by_a_ramp(x):
     (closeness, (SPECIAL, SPECIAL[::-1].copy())),
     (counts_and_axes, (A,)),
     (scaled_by_a_ramp, (A,)),
+    (copies_by_keyword, (A, A[::-1] - 0.5)),
 ])
 def test_common_helpers_compile(fn, args):
     report = pyfront.explain(check(fn, [args] * 3))
     assert report.compiled_calls > 0, str(report)
+
+
+def test_np_array_copy_keyword_keeps_the_array_itself_where_numpy_does():
+    compiled = pyfront.compile(copies_by_keyword)
+    for _ in range(3):
+        dA = A.copy()
+        dZ, same, narrowed, itself = compiled(dA, A)
+    assert same is dZ and itself is dA and narrowed.dtype == np.float32
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def array_without_copy(x):
+    return np.array(x, copy=False)
+
+
+def test_np_array_copy_false_of_a_list_raises_numpys_error():
+    check(array_without_copy, [([1.0, 2.0],)] * 3)

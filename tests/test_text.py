@@ -36,6 +36,19 @@ def test_text_of_computed_values_is_pythons():
     assert report.compiled_calls > report.verified_calls, str(report)
 
 
+def concatenated(p, y):
+    print("Accuracy: " + str(np.sum((p == y) / p.size)))
+    message = "first " + str(p[0])
+    message += ", last " + f"{p[-1]:.1f}"
+    return message + "."
+
+
+def test_concatenated_text_compiles():
+    calls = [(np.arange(4.0) * k, np.ones(4)) for k in range(4)]
+    report = pyfront.explain(check(concatenated, calls))
+    assert report.compiled_calls > 0, str(report)
+
+
 def integer_fields(i):
     return "%03d|%x|%o" % (i.sum(), i[0], i[1]), f"{i.sum():+05d}"
 
@@ -57,8 +70,8 @@ def spec_of_an_array(x):
     return "{:.2f}".format(x)  # TypeError for arrays of rank > 0
 
 
-def appended(x):
-    return f"{x.sum()}" + "!"
+def repeated(x):
+    return f"{x.sum()}" * 2
 
 
 def compared(x):
@@ -73,7 +86,7 @@ def method(x):
     (percent_d_of_a_float, "whether it raises depends on the value"),
     (d_spec_of_a_float, "Unknown format code 'd'"),
     (spec_of_an_array, "unsupported format string passed to numpy.ndarray.__format__"),
-    (appended, ONLY_SHOWN),
+    (repeated, ONLY_SHOWN),
     (compared, ONLY_SHOWN),
     (method, ONLY_SHOWN),
 ])
