@@ -28,6 +28,9 @@ to 1e-5 relative since IREE's float32 transcendentals differ from libm by up to
 `approximate_dtype`; NaNs equal; the sign of a zero exactly), recursively
 through tuples, lists, dicts and objects' `__dict__`; random generators by
 their state. It returns a description of the first difference, or None.
+`text_difference` compares printed text the same way: exactly, except that the
+floats in a variant's text that approximations computed (`print(loss)` of a
+summed loss) may differ in their last digits as the floats themselves may.
 
 What it guarantees: the caller of a verified call always gets the
 interpreter's outcome (value or exception); a disagreement is reported in the
@@ -43,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -130,6 +134,27 @@ def _values_differ(expected: np.ndarray, got: np.ndarray, where: str, approximat
     return None
 
 
+# A float as repr, str and format specs render one: the text around them must match exactly.
+_FLOAT_TEXT = re.compile(r"[-+]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|nan|inf)")
+
+
+def text_difference(expected: str, got: str, approximate: np.dtype | None = None) -> str | None:
+    """How printed text `got` differs from the interpreter's `expected`, or None.
+
+    Exactly equal, unless approximations computed the variant's values: then floats at the same
+    places may differ as `difference` lets the floats themselves differ."""
+    if got == expected:
+        return None
+    mismatch = f"printed {got!r}, the interpreter printed {expected!r}"
+    expected_floats, got_floats = _FLOAT_TEXT.findall(expected), _FLOAT_TEXT.findall(got)
+    if approximate is None or _FLOAT_TEXT.split(expected) != _FLOAT_TEXT.split(got) \
+            or len(expected_floats) != len(got_floats):
+        return mismatch
+    d = _values_differ(np.array(expected_floats, np.float64), np.array(got_floats, np.float64), "printed floats",
+                       approximate)
+    return d and f"{mismatch} ({d})"
+
+
 def is_due(variant_calls: int, mode: str | int) -> bool:
     """Whether a variant's call, after `variant_calls` earlier ones, is verified under `Config.verify`:
     "first": its first call; "off": none; N: the first and then every Nth."""
@@ -208,8 +233,9 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
     for values, options in pending.printed:
         if not isinstance(options, DeferredWarning):  # the interpreter's call issued the warnings
             print(*values, **options, file=compiled_out)
-    if compiled_out.getvalue() != printed:
-        return f"printed {compiled_out.getvalue()!r}, the interpreter printed {printed!r}"
+    d = text_difference(printed, compiled_out.getvalue(), variant.approximate_dtype)
+    if d:
+        return d
     for path, value in [*pending.stores, *before.items()]:
         try:
             now = variant.resolver(path)(args)

@@ -35,6 +35,12 @@ def assert_same(expected: Any, got: Any, where: str = "result", approximate: np.
     assert difference is None, difference
 
 
+def assert_same_text(expected: str, got: str, compiled: pyfront.CompiledFunction, where: str) -> None:
+    """Printed text equal to the interpreter's (floats that approximations computed to their tolerance)."""
+    d = verify.text_difference(expected, got, _approximate_dtype(compiled))
+    assert not d, f"{where}: {d}"
+
+
 def _assert_same_identities(expected, got, plain_args, compiled_args, where: str) -> None:
     """A returned argument must be the caller's very object, as in the interpreter."""
     for i, (p, c) in enumerate(zip(plain_args, compiled_args)):
@@ -74,13 +80,13 @@ def check(fn: Callable, calls: Iterable[tuple], *, compare_warnings: bool = True
         plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
         expected, expected_error, expected_out, expected_warnings = _run(fn, plain_args)
         got, error, out, got_warnings = _run(compiled, compiled_args)
-        assert out == expected_out, f"call {n}: printed {out!r}, expected {expected_out!r}"
+        assert_same_text(expected_out, out, compiled, f"call {n}")
+        approximate = _approximate_dtype(compiled)
         if compare_warnings:
             assert got_warnings == expected_warnings, f"call {n}: warned {got_warnings}, expected {expected_warnings}"
         if expected_error is not None or error is not None:
             assert type(error) is type(expected_error), f"call {n}: raised {error!r}, expected {expected_error!r}"
             assert str(error) == str(expected_error), f"call {n}: message {error} != {expected_error}"
-        approximate = _approximate_dtype(compiled)
         if expected_error is None and error is None:
             assert_same(expected, got, f"call {n} result", approximate)
             _assert_same_identities(expected, got, plain_args, compiled_args, f"call {n} result")

@@ -17,7 +17,7 @@ import numpy as np
 import pyfront
 import pytest
 
-from tests.differential import assert_same
+from tests.differential import assert_same, assert_same_text
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
 
@@ -406,3 +406,48 @@ def test_cs231n_linear_classifiers():
         y_train = np.delete(y, np.s_[start:start + 5])
         assert_same(m.predict_labels(dists, y_train, 5), predict(dists, y_train, 5), f"k-NN from {start}")
     assert_mostly_compiled(predict)
+
+
+def test_deeplearning_ai_style_network(capsys):
+    m = load("deep_nn_course", "corpus_deep_nn_course")
+    rng = np.random.default_rng(10)
+    X, Y = rng.standard_normal((5, 16)), (rng.random((1, 16)) > 0.5).astype(float)
+    params = m.initialize_parameters_deep([5, 4, 3, 1])
+
+    def same_calls(fn, calls):
+        compiled = pyfront.compile(fn)
+        for i, args in enumerate(calls):
+            plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
+            np.random.seed(i)
+            expected = fn(*plain_args)
+            printed = capsys.readouterr().out
+            np.random.seed(i)
+            assert_same(expected, compiled(*compiled_args), f"{fn.__name__} call {i}")
+            assert_same_text(printed, capsys.readouterr().out, compiled, f"{fn.__name__} call {i}")
+            assert_same(plain_args, compiled_args, f"{fn.__name__} call {i} arguments")
+        assert_mostly_compiled(compiled)
+
+    steps, p = [], params
+    for i in range(10):  # the arguments of a training loop's steps, from the interpreter's own loop
+        steps.append((X, Y, p, 0.05))
+        p, _ = m.train_step(X, Y, p, 0.05)
+    same_calls(m.train_step, steps)
+    same_calls(m.L_layer_model, [(X, Y, params, 0.0075 * k, 3, True) for k in range(1, 5)])
+    same_calls(m.predict, [(X * k, Y, params) for k in (1, -1, 2)])
+    AL, caches = m.L_model_forward(X, params)
+    grads = m.L_model_backward(AL, Y, caches)
+    v, s = m.initialize_adam(params)
+    same_calls(m.update_parameters_with_adam, [(params, grads, v, s, t) for t in range(1, 6)])
+    small = {k: params[k] for k in ("W1", "b1")} | {"W2": rng.standard_normal((1, 4)), "b2": np.zeros((1, 1))}
+    same_calls(m.forward_propagation_with_dropout, [(X * k, small, 0.8) for k in (1, 2, 3)])
+    same_calls(m.dictionary_to_vector, [(small,)] * 3)
+    rnn = {"Wax": rng.standard_normal((4, 3)), "Waa": rng.standard_normal((4, 4)), "Wya": rng.standard_normal((2, 4)),
+           "ba": rng.standard_normal((4, 1)), "by": rng.standard_normal((2, 1))}
+    same_calls(m.rnn_forward, [(rng.standard_normal((3, 6, 4)), rng.standard_normal((4, 6)), rnn) for _ in range(3)])
+    lstm = {k: rng.standard_normal((4, 7)) for k in ("Wf", "Wi", "Wc", "Wo")}
+    lstm |= {k: rng.standard_normal((4, 1)) for k in ("bf", "bi", "bc", "bo")}
+    lstm |= {"Wy": rng.standard_normal((2, 4)), "by": rng.standard_normal((2, 1))}
+    same_calls(m.lstm_cell_forward, [(rng.standard_normal((3, 6)), rng.standard_normal((4, 6)),
+                                      rng.standard_normal((4, 6)), lstm) for _ in range(3)])
+    same_calls(m.clip, [({k: 10 * rng.standard_normal((3, 3)) for k in ("dWaa", "dWax", "dWya", "db", "dby")}, 5.0)
+                        for _ in range(3)])

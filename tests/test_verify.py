@@ -16,7 +16,7 @@ from differential import check
 
 import pyfront
 from pyfront.runtime import jit
-from pyfront.runtime.verify import difference
+from pyfront.runtime.verify import difference, text_difference
 
 pytestmark = pytest.mark.iree
 
@@ -153,6 +153,17 @@ def test_difference_takes_the_tolerance_of_the_approximations():
     assert difference(exact, approximated, approximate=np.dtype(np.float32)) is None
     assert difference(exact, exact + 1e-3, approximate=np.dtype(np.float32)) is not None
     assert difference(exact, approximated, approximate=np.dtype(np.float64)) is not None
+
+
+def test_printed_floats_take_the_tolerance_of_the_approximations():
+    """`print(f"cost {cost}")` of a summed cost: its last digit may differ as the cost itself may."""
+    f64 = np.dtype(np.float64)
+    assert text_difference("cost 0.7586044635858095\n", "cost 0.7586044635858094\n") is not None
+    assert text_difference("cost 0.7586044635858095\n", "cost 0.7586044635858094\n", f64) is None
+    assert text_difference("cost 0.7586044635858095\n", "cost 0.7586044635858094!\n", f64) is not None
+    assert text_difference("step 10: 1.5e-03 nan", "step 11: 1.5e-03 nan", f64) is not None  # ints exactly
+    assert text_difference("1.5e-03 nan", "1.5000000000000002e-03 nan", f64) is None
+    assert text_difference("0.75", "0.76", f64) is not None
 
 
 @pytest.mark.parametrize("verify, verified", [("first", 1), (2, 3), (1, 5), ("off", 0)])
