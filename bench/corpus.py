@@ -224,6 +224,19 @@ def _linear_train(m):
     return train, lambda i: (X, y), "LinearClassifier.train"
 
 
+
+def _deep_nn_course(m):
+    rng = np.random.default_rng(11)
+    X, Y = rng.standard_normal((20, 64)), (rng.random((1, 64)) > 0.5).astype(float)
+    state = {"parameters": m.initialize_parameters_deep([20, 16, 8, 1])}
+
+    def step(X, Y):
+        state["parameters"], cost = m.train_step(X, Y, state["parameters"], 0.0075)
+        return cost
+
+    return step, lambda i: (X, Y), "train_step"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -243,6 +256,7 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "Keras-like fit, 2 epochs of 8 minibatches": ("fit_loop", _fit_loop),
     "CS231n naive SVM loss (loops, continue, branches)": ("linear_classifiers", _svm_naive),
     "CS231n LinearSVM.train, 20 minibatches": ("linear_classifiers", _linear_train),
+    "deeplearning.ai L-layer step (deepcopy update)": ("deep_nn_course", _deep_nn_course),
 }
 
 
