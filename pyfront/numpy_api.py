@@ -32,8 +32,8 @@ def known(v: Any, what: str = "argument") -> Any:
     """The compile-time value of a parameter such as `axis` or `shape`."""
     if isinstance(v, Known):
         return v.value
-    if isinstance(v, Seq) and all(isinstance(i, Known) for i in v.items):
-        return v.kind(i.value for i in v.items)
+    if isinstance(v, Seq):  # `axes=([1], [0])`
+        return v.kind(known(i, what) for i in v.items)
     raise Unsupported(f"{what} must be a compile-time constant")
 
 
@@ -416,6 +416,21 @@ def _swapaxes(a, axis1, axis2):
     return S.transpose(t, perm)
 
 
+@implements(np.moveaxis)
+@views(np.moveaxis)
+def _moveaxis(a, source, destination):
+    t = S.to_tensor(a)
+    moved = [[_axis(Known(v), t.ndim) for v in (p if isinstance(p, (tuple, list)) else [p])]
+             for p in (known(source, "source"), known(destination, "destination"))]
+    if len(moved[0]) != len(moved[1]) or any(len(set(p)) != len(p) for p in moved):
+        raise Unsupported("np.moveaxis: source and destination must be distinct axes, as many of each "
+                          "(NumPy raises ValueError)")
+    order = [n for n in range(t.ndim) if n not in moved[0]]
+    for dest, src in sorted(zip(moved[1], moved[0])):
+        order.insert(dest, src)
+    return S.transpose(t, order)
+
+
 def _axis(v: Any, ndim: int) -> int:
     axis = operator.index(known(v, "axis"))
     if not -ndim <= axis < ndim:
@@ -567,6 +582,19 @@ def _atleast(t: Tensor, ndim: int) -> Tensor:
     return S.reshape(t, shape)
 
 
+def _atleast_nd(ndim: int, numpy_fn):
+    """np.atleast_1d/2d/3d: each array itself, or a view of it with axes of length 1 added."""
+    @views(numpy_fn)
+    def handler(*arys):
+        results = [_atleast(S.to_tensor(a), ndim) for a in arys]
+        return results[0] if len(results) == 1 else Seq(tuple(results), tuple)
+    return handler
+
+
+for _n, _fn in enumerate((np.atleast_1d, np.atleast_2d, np.atleast_3d), 1):
+    FUNCTIONS[_fn] = _atleast_nd(_n, _fn)
+
+
 @implements(np.hstack)
 def _hstack(tup, *, dtype=Known(None), casting=Known("same_kind")):
     ts = [_atleast(t, 1) for t in _cast_to_join(tup, dtype, casting, "np.hstack")]
@@ -595,6 +623,60 @@ def _column_stack(tup):
 def _outer(a, b):
     x, y = S.reshape(S.to_tensor(a), (-1, 1)), S.reshape(S.to_tensor(b), (1, -1))
     return S.ufunc(np.multiply, x, y)
+
+
+@implements(np.tensordot)
+def _tensordot(a, b, axes=Known(2)):
+    """NumPy's own algorithm: the summed axes moved last in `a` and first in `b`, both made 2-d, one dot."""
+    x, y = S.to_tensor(a), S.to_tensor(b)
+    spec = known(axes, "axes")
+    if isinstance(spec, int):
+        summed = [list(range(x.ndim - spec, x.ndim)), list(range(spec))]
+    else:
+        summed = [list(p) if isinstance(p, (tuple, list)) else [p] for p in spec]
+    summed = [[_axis(Known(k), t.ndim) for k in p] for p, t in zip(summed, (x, y))]
+    shapes = _static(x, "np.tensordot"), _static(y, "np.tensordot")
+    if len(summed[0]) != len(summed[1]) or any(shapes[0][i] != shapes[1][j] for i, j in zip(*summed)):
+        raise Unsupported("np.tensordot: shape-mismatch for sum (NumPy raises ValueError)")
+    kept = [[k for k in range(t.ndim) if k not in p] for p, t in zip(summed, (x, y))]
+    n = int(np.prod([shapes[0][k] for k in summed[0]], dtype=np.int64))
+    left = S.reshape(S.transpose(x, kept[0] + summed[0]), (-1, n))
+    right = S.reshape(S.transpose(y, summed[1] + kept[1]), (n, -1))
+    return S.reshape(S.dot(left, right), [shapes[0][k] for k in kept[0]] + [shapes[1][k] for k in kept[1]])
+
+
+@implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=Known(False)):
+    x, y = S.to_tensor(a1), S.to_tensor(a2)
+    if x.shape != y.shape:
+        if None in x.shape or None in y.shape:
+            raise Unsupported("np.array_equal of arrays whose shapes vary")
+        return Known(False)
+    same = S.ufunc(np.equal, x, y)
+    if known(equal_nan, "equal_nan") and np.result_type(x.dtype, y.dtype).kind in "fc":
+        same = S.ufunc(np.logical_or, same, S.ufunc(np.logical_and, FUNCTIONS[np.isnan](x), FUNCTIONS[np.isnan](y)))
+    return convert(bool, FUNCTIONS[np.all](same))
+
+
+@implements(np.append)
+def _append(arr, values, axis=Known(None)):
+    joined = [S.array_operand(v) for v in (arr, values)]
+    if known(axis, "axis") is None:
+        joined = [S.reshape(S.to_tensor(v), (-1,)) for v in joined]
+    return _concatenate(Seq(tuple(joined), tuple), Known(0) if known(axis, "axis") is None else axis)
+
+
+@implements(np.ptp)
+def _ptp(a, axis=Known(None), keepdims=Known(False)):
+    return S.ufunc(np.subtract, *(S.reduce(kind, a, known(axis, "axis"), known(keepdims, "keepdims"))
+                                  for kind in ("max", "min")))
+
+
+@implements(np.average)
+def _average(a, axis=Known(None), weights=Known(None), returned=Known(False), *, keepdims=Known(False)):
+    if known(weights, "weights") is not None or known(returned, "returned"):
+        raise Unsupported("np.average with weights= or returned=True is not supported yet")
+    return S.reduce("mean", a, known(axis, "axis"), known(keepdims, "keepdims"))
 
 
 @implements(np.eye)
@@ -853,6 +935,27 @@ def _diag(v, k=Known(0)):
         picked = indexing.getitem(flat, slice(start, start + (count - 1) * (cols + 1) + 1, cols + 1))
         return S.view_of(t, picked.value, lambda a: np.diag(a, k))  # NumPy's read-only diagonal view
     raise Unsupported("Input must be 1- or 2-d.")
+
+
+@implements(np.diagflat)
+def _diagflat(v, k=Known(0)):
+    return _diag(S.reshape(S.to_tensor(v), (-1,)), k)
+
+
+@implements(np.diagonal, method="diagonal")
+@views(np.diagonal)
+def _diagonal(a, offset=Known(0), axis1=Known(0), axis2=Known(1)):
+    t = S.to_tensor(a)
+    if t.ndim != 2 or (_axis(axis1, 2), _axis(axis2, 2)) != (0, 1):
+        raise Unsupported("np.diagonal of other than the two axes of a 2-d array in order is not supported yet")
+    return _diag(t, offset)
+
+
+@implements(np.trace, method="trace")
+def _trace(a, offset=Known(0), axis1=Known(0), axis2=Known(1), dtype=Known(None), out=Known(None)):
+    if known(out, "out") is not None:
+        raise Unsupported("np.trace(out=...) is not supported yet")
+    return S.reduce("sum", _diagonal(S.to_tensor(a), offset, axis1, axis2), None, False, known(dtype, "dtype"))
 
 
 @implements(np.pad)

@@ -64,8 +64,8 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("internal compiler error", "this is a pyfront bug: please report it with the function"),
     ("try/except is not supported", "move try/except out of the compiled function"),
     ("text made from values computed at run time", ("f-strings, str.format, % and str() of computed arrays "
-     "and numbers compile when the text is printed, returned or stored; work on the text (+, len, methods, "
-     "comparisons) outside the compiled function")),
+     "and numbers, joined with +, compile when the text is printed, returned or stored; work on the text "
+     "(len, methods, comparisons) outside the compiled function")),
     ("formatting", ("format arrays and numbers (not objects or containers) with a spec their type always "
      "accepts, e.g. f\"{loss:.4f}\", or format outside the compiled function")),
     ("a with block is not supported", "move the with block out of the compiled function"),

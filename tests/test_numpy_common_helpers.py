@@ -46,6 +46,19 @@ def copies_by_keyword(dA, Z):
     return dZ, np.array(dZ, copy=None), np.array(Z, dtype=np.float32, copy=None), np.array(dA, copy=False)
 
 
+def softmax_jacobian(p):
+    s = p.reshape(-1, 1)
+    return np.diagflat(s) - np.dot(s, s.T), np.diagflat(p[:3], -1), np.diagonal(np.outer(p, p), 1), p[:4].reshape(2, 2).trace()
+
+
+def reshaping_helpers(x, i):
+    return (np.atleast_2d(x[0]) * 1, np.atleast_1d(x.sum()), np.atleast_3d(x).shape, np.moveaxis(x[None], 0, -1) + 0,
+            np.moveaxis(x.reshape(2, 2, 5), [0, 1], [-1, 0]).sum(axis=(0, 1)), np.tensordot(x, x, axes=([1], [1])),
+            np.tensordot(x.reshape(2, 2, 5), x.reshape(5, 4), 1), np.tensordot(x, x, 2), np.append(x[0], i),
+            np.append(x, x, axis=0), np.array_equal(x, x), np.array_equal(x, x[:2]), np.array_equal(i, [1, 2]),
+            np.ptp(x, axis=1), np.ptp(i), np.average(x, axis=0), np.average(i))
+
+
 @pytest.mark.parametrize("fn, args", [
     (rounded, (A * 10,)),
     (ties, (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.25, 0.35]),)),
@@ -54,6 +67,8 @@ def copies_by_keyword(dA, Z):
     (counts_and_axes, (A,)),
     (scaled_by_a_ramp, (A,)),
     (copies_by_keyword, (A, A[::-1] - 0.5)),
+    (softmax_jacobian, (np.array([0.1, 0.2, 0.3, 0.4]),)),
+    (reshaping_helpers, (A, np.array([1, 2]))),
 ])
 def test_common_helpers_compile(fn, args):
     report = pyfront.explain(check(fn, [args] * 3))
