@@ -237,6 +237,14 @@ def _deep_nn_course(m):
     return step, lambda i: (X, Y), "train_step"
 
 
+
+def _nnfs(m):
+    rng = np.random.default_rng(12)
+    X, y = rng.standard_normal((100, 2)), rng.integers(0, 3, size=100)
+    net = m.Network(m.Optimizer_Adam(0.05, 5e-7))
+    return net.train_step, lambda i: (X, y, 2 * i + 1)  # odd epochs: the book prints every 100th
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -257,6 +265,7 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "CS231n naive SVM loss (loops, continue, branches)": ("linear_classifiers", _svm_naive),
     "CS231n LinearSVM.train, 20 minibatches": ("linear_classifiers", _linear_train),
     "deeplearning.ai L-layer step (deepcopy update)": ("deep_nn_course", _deep_nn_course),
+    "nnfs layers + Adam, one epoch": ("nnfs_layers", _nnfs),
 }
 
 

@@ -451,3 +451,33 @@ def test_deeplearning_ai_style_network(capsys):
                                       rng.standard_normal((4, 6)), lstm) for _ in range(3)])
     same_calls(m.clip, [({k: 10 * rng.standard_normal((3, 3)) for k in ("dWaa", "dWax", "dWya", "db", "dby")}, 5.0)
                         for _ in range(3)])
+
+
+@pytest.mark.parametrize("optimizer, dropout", [("sgd", None), ("adam", 0.1)])
+def test_nnfs_style_layers(capsys, optimizer, dropout):
+    m = load("nnfs_layers", f"corpus_nnfs_layers_{optimizer}")
+    rng = np.random.default_rng(12)
+    X, y = rng.standard_normal((40, 2)), rng.integers(0, 3, size=40)
+    make = {"sgd": lambda: m.Optimizer_SGD(decay=1e-3, momentum=0.9), "adam": lambda: m.Optimizer_Adam(0.05, 5e-7)}
+    net = m.Network(make[optimizer](), dropout)
+    plain = copy.deepcopy(net)
+    step = pyfront.compile(net.train_step)
+    for epoch in range(10):
+        np.random.seed(epoch)  # the dropout masks
+        expected = plain.train_step(X, y, epoch)
+        printed = capsys.readouterr().out
+        np.random.seed(epoch)
+        assert_same(expected, step(X, y, epoch), f"epoch {epoch}")
+        assert_same_text(printed, capsys.readouterr().out, step, f"epoch {epoch}")
+        for layer in ("dense1", "dense2"):
+            assert_same(vars(getattr(plain, layer)), vars(getattr(net, layer)), f"epoch {epoch} {layer}")
+        assert_same(vars(plain.optimizer), vars(net.optimizer), f"epoch {epoch} optimizer")
+    assert_mostly_compiled(step)
+    softmax = m.Activation_Softmax()
+    softmax.forward(X[:6] @ np.ones((2, 3)))
+    backward, plain_softmax = pyfront.compile(softmax.backward), copy.deepcopy(softmax)
+    for k in range(4):
+        plain_softmax.backward(X[:6] @ np.ones((2, 3)) * k)
+        backward(X[:6] @ np.ones((2, 3)) * k)
+        assert_same(plain_softmax.dinputs, softmax.dinputs, f"softmax backward {k}")
+    assert_mostly_compiled(backward)
