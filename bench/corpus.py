@@ -16,6 +16,8 @@ place, and jax.jit and numba need functional ports of each, not written yet.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import importlib.util
 import pathlib
 import statistics
@@ -245,6 +247,13 @@ def _nnfs(m):
     return net.train_step, lambda i: (X, y, 2 * i + 1)  # odd epochs: the book prints every 100th
 
 
+
+def _grokking(m):
+    rng = np.random.default_rng(13)
+    images, labels = rng.random((64, 16)), np.eye(4)[rng.integers(0, 4, 64)]
+    return lambda j: m.train_epoch(images, labels, j), lambda i: (i,), "train_epoch"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -266,6 +275,7 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "CS231n LinearSVM.train, 20 minibatches": ("linear_classifiers", _linear_train),
     "deeplearning.ai L-layer step (deepcopy update)": ("deep_nn_course", _deep_nn_course),
     "nnfs layers + Adam, one epoch": ("nnfs_layers", _nnfs),
+    "Grokking DL epoch (64 single-sample steps)": ("grokking_style", _grokking),
 }
 
 
@@ -291,11 +301,13 @@ def measure(name: str, steps: int, repeats: int, warmup: int) -> dict:
                 compiled = [step]
             else:  # the scenario's wrapper (the RNNs' hidden state, an agent's act-and-learn): compile what it calls
                 compiled = [_compile_in(module, target) for target in targets]
-        for i in range(warmup):
-            step(*args(i))
+        with contextlib.redirect_stdout(io.StringIO()):
+            for i in range(warmup):
+                step(*args(i))
         if label == "pyfront":
             pyfront.wait(*compiled)  # the variants the warm-up started compiling
-        results[label] = _time(step, args, steps, repeats, warmup)
+        with contextlib.redirect_stdout(io.StringIO()):  # the programs' progress lines
+            results[label] = _time(step, args, steps, repeats, warmup)
         if label == "pyfront":
             reports = [pyfront.explain(c) for c in compiled]
             results["share"] = (sum(r.compiled_calls for r in reports)

@@ -23,6 +23,7 @@ import builtins
 import copy
 import inspect
 import operator
+import sys
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ from pyfront.specialize import (
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.survey import SurveyMixin, blockers_of
-from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, Obj, Seq, Tensor, Text,
+from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, Obj, Seq, Tensor, Text, Unavailable,
                             float_or_float64)
 from pyfront.warn_calls import WarnMixin
 
@@ -115,6 +116,16 @@ class Graph:
     draws: list = field(default_factory=list)  # random draws made on the host before the call, program order
     draw_taken: dict = field(default_factory=dict)  # draw index -> result tree: did its branch run (draws in branches)
     inlined_frames: int = 0  # the deepest nesting of inlined Python calls below the function (call_depth.has_room)
+
+
+class _Stdout:
+    """`sys.stdout` in compiled code: the stream the deferred prints write to at call time."""
+
+    def __repr__(self) -> str:
+        return "sys.stdout"
+
+
+STDOUT = _Stdout()
 
 
 @dataclass
@@ -670,6 +681,10 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             return self._object_attr(base, name, node)
         if isinstance(base, Known):
             value = base.value
+            if value is sys and name == "stdout":  # `sys.stdout.write(text)`: a deferred print
+                return Known(STDOUT)
+            if value is STDOUT and name in ("write", "flush"):
+                return BoundMethod(base, name)
             if isinstance(value, (types.ModuleType, type, types.FunctionType)):
                 return self._namespace_attr(base, name, node)
             if type(value) is np.ndarray and name in numpy_api.ATTRIBUTES:
@@ -709,6 +724,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         k = key.value
         if isinstance(base, Known):
             return S.fold(operator.getitem, base.value, k)
+        if isinstance(base, Text):
+            return text.sliced(base, k, node)
         if isinstance(base, Seq) and base.kind is dict:
             return self._dict_lookup(base, k, node)
         if isinstance(base, Seq):
@@ -967,6 +984,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
                 if args or kwargs:
                     raise Unsupported(f"dict.{callee.name} takes no arguments", node)
                 return DictView(callee.receiver, callee.name)
+            if isinstance(callee.receiver, Known) and callee.receiver.value is STDOUT:
+                return self._stdout_method(callee.name, args, kwargs, node)
             if isinstance(callee.receiver, Seq):
                 return self._list_method(callee.receiver, callee.name, args, kwargs, node)
             if callee.name == "append" and isinstance(callee.receiver, Obj) and _plain_list(callee.receiver.example):
@@ -1064,13 +1083,28 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             raise Unsupported("print inside a branch on a computed value is not supported yet", node)
         options = {}
         for k, v in kwargs.items():
-            if k not in ("sep", "end") or not isinstance(v, Known) or not isinstance(v.value, (str, type(None))):
-                raise Unsupported(f"print(..., {k}=...) is not supported yet (only constant sep and end)", node)
+            if not isinstance(v, Known) or not (k in ("sep", "end") and isinstance(v.value, (str, type(None)))
+                                                or k == "flush" and type(v.value) is bool):
+                raise Unsupported(f"print(..., {k}=...) is not supported yet (only constant sep, end and flush)", node)
             options[k] = v.value
         if any(isinstance(a, (Obj, BoundMethod)) for a in args):
             raise Unsupported("printing objects is not supported yet (their repr may read state)", node)
         self.effects.append((self._result_tree(Seq(tuple(self._by_value(a) for a in args)), self.leaves), options))
         return Known(None)
+
+    def _stdout_method(self, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """`sys.stdout.write(text)` prints `text` as `print(text, end="")` does (deferred with the prints;
+        it returns the text's length, known only for constant text); `sys.stdout.flush()` flushes then."""
+        if kwargs or len(args) != (name == "write"):
+            raise Unsupported(f"sys.stdout.{name} with these arguments (Python raises TypeError)", node)
+        if name == "flush":
+            self._print([], {"end": Known(""), "flush": Known(True)}, node)
+            return Known(None)
+        if not isinstance(args[0], Text) and not (isinstance(args[0], Known) and type(args[0].value) is str):
+            raise Unsupported("sys.stdout.write of other than text (Python raises TypeError)", node)
+        self._print(args, {"end": Known("")}, node)
+        return Known(len(args[0].value)) if isinstance(args[0], Known) else \
+            Unavailable("the length of text made from computed values")
 
     def _apply(self, handler, args: list, kwargs: dict, name: str) -> Any:
         try:

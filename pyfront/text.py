@@ -13,8 +13,9 @@ What is checked while compiling: each value is a computed array or scalar
 accepts a value of its Python type, dtype and rank (a spec the type rejects,
 `f"{x:d}"` of a float, raises in the interpreter: the call runs there). A
 renderer whose success depends on the value itself (`c`, or `%d` of a float,
-which a NaN makes raise) is refused. Any other use of the text (`+`, `len`,
-a dict key) is not supported, so what the host renders is only ever shown,
+which a NaN makes raise) is refused. Texts join with `+`, and the text of
+one value slices (`str(loss)[0:5]`); any other use of the text (`len`, a
+dict key) is not supported, so what the host renders is only ever shown,
 returned or stored.
 """
 
@@ -74,6 +75,30 @@ class PercentField:
 
     def __call__(self, v: Any) -> str:
         return self.spec % (v,)
+
+
+@dataclass(frozen=True)
+class SlicedField:
+    """A field's text sliced (`str(loss)[0:5]`, as Grokking Deep Learning prints): `render(v)[part]`."""
+
+    render: Any
+    part: slice
+
+    def decided_by_type(self, t: Tensor) -> bool:
+        return self.render.decided_by_type(t)
+
+    keeps_text = False
+
+    def __call__(self, v: Any) -> str:
+        return self.render(v)[self.part]
+
+
+def sliced(text: Text, part: Any, node: ast.AST) -> Text:
+    """`text[part]` for a compile-time slice of text made from one computed value."""
+    if type(part) is not slice or len(text.parts) != 1 or isinstance(text.parts[0], str):
+        raise Unsupported(f"indexing text other than one formatted value by a constant slice: {ONLY_SHOWN}", node)
+    value, render = text.parts[0]
+    return Text(((value, SlicedField(render, part)),))
 
 
 def formats_alike(v: Any) -> bool:

@@ -481,3 +481,26 @@ def test_nnfs_style_layers(capsys, optimizer, dropout):
         backward(X[:6] @ np.ones((2, 3)) * k)
         assert_same(plain_softmax.dinputs, softmax.dinputs, f"softmax backward {k}")
     assert_mostly_compiled(backward)
+
+
+def test_grokking_style_globals_and_per_sample_loops(capsys):
+    plain, compiled_module = load("grokking_style", "corpus_grokking_plain"), load("grokking_style", "corpus_grokking")
+    rng = np.random.default_rng(13)
+    images, labels = rng.random((24, 16)), np.eye(4)[rng.integers(0, 4, 24)]
+    weights = ("weights_0_1", "weights_1_2", "weights_e_1", "weights_e_2")
+    calls = [("train_epoch", [(images, labels, j) for j in range(4)]),
+             ("train_batch_epoch", [(images, labels, j) for j in range(0, 30, 10)]),
+             ("test_accuracy", [(images * k, labels) for k in (1, 2, 3)]),
+             ("sentiment_step", [([int(w) for w in rng.integers(0, 30, 5)], float(k % 2)) for k in range(6)])]
+    for name, arguments in calls:
+        compiled = pyfront.compile(getattr(compiled_module, name))
+        for i, args in enumerate(arguments):
+            np.random.seed(i)  # the dropout masks
+            expected = getattr(plain, name)(*args)
+            printed = capsys.readouterr().out
+            np.random.seed(i)
+            assert_same(expected, compiled(*args), f"{name} call {i}")
+            assert_same_text(printed, capsys.readouterr().out, compiled, f"{name} call {i}")
+            for w in weights:
+                assert_same(getattr(plain, w), getattr(compiled_module, w), f"{name} call {i} {w}")
+        assert_mostly_compiled(compiled)

@@ -5,6 +5,8 @@ call's values, so it is Python's own text. Compared with the interpreter by `dif
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from differential import check
@@ -49,6 +51,24 @@ def test_concatenated_text_compiles():
     assert report.compiled_calls > 0, str(report)
 
 
+def progress_line(x, j):
+    sys.stdout.write("\r" + " I:" + str(j) + " Error:" + str(x.sum() / 3.0)[0:5] + " ok")  # Grokking DL's progress
+    sys.stdout.flush()
+    written = sys.stdout.write("\n")
+    print("done", flush=True)
+    return x * 2, written
+
+
+def test_stdout_write_and_sliced_text_compile():
+    calls = [(np.arange(3.0) * k + 0.123456, k) for k in range(4)]
+    report = pyfront.explain(check(progress_line, calls))
+    assert report.compiled_calls > 0, str(report)
+
+
+def sliced_joined_text(x):
+    return (str(x[0]) + "!")[0:3]
+
+
 def integer_fields(i):
     return "%03d|%x|%o" % (i.sum(), i[0], i[1]), f"{i.sum():+05d}"
 
@@ -87,6 +107,7 @@ def method(x):
     (d_spec_of_a_float, "Unknown format code 'd'"),
     (spec_of_an_array, "unsupported format string passed to numpy.ndarray.__format__"),
     (repeated, ONLY_SHOWN),
+    (sliced_joined_text, ONLY_SHOWN),
     (compared, ONLY_SHOWN),
     (method, ONLY_SHOWN),
 ])
