@@ -56,7 +56,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     with graph.context:
-        layout.check_results(graph.module, fn, _copied_outputs(graph))
+        relayouts = layout.check_results(graph.module, fn, _copied_outputs(graph), relayout=True)
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         pyfront_ir = str(graph.module)
@@ -83,7 +83,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
             fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
             draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
-            approximate_dtype=approximate,
+            approximate_dtype=approximate, relayouts=tuple(sorted(relayouts.items())),
         )
         in_place = in_place_inputs(f, len(input_paths(f)))
         lowered = str(module)

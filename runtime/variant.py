@@ -49,6 +49,7 @@ from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_co
 
 from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
 from pyfront.interrupts import reraise_if_asynchronous
+from pyfront.layout import laid_out
 
 
 _USE_CLOCK = itertools.count()  # next() is atomic: concurrent calls never share a tick
@@ -115,6 +116,7 @@ class Variant:
     draw_taken: dict = field(default_factory=dict)  # per draw in a branch: result tree of whether it ran
     inlined_frames: int = 0  # Python frames CPython would nest below the function (call_depth.has_room)
     approximate_dtype: Any = None  # primitives.approximate_dtype of the graph: how close its floats are to NumPy's
+    relayouts: tuple = ()  # (result n, axis permutation): results the host lays out in NumPy's order (layout.py)
     calls: int = 0
     # When the variant last ran a call (or was compiled): the least recent is evicted first.
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
@@ -207,10 +209,12 @@ class Variant:
             keys.setdefault(i, set()).add(("store", p))
         for n, i in enumerate(self._result_index):
             keys.setdefault(i, set()).add(("out", n))
+        relaid = {self._result_index[n] for n, _ in self.relayouts}  # host copies, never resident
         modes = []
         for i in range(len(self.output_paths)):
             k = keys.get(i, set())
-            modes.append(COPY if i == self._guard_index else resident if k & state else COPY if k & read else UNUSED)
+            modes.append(COPY if i == self._guard_index or i in relaid else resident if k & state
+                         else COPY if k & read else UNUSED)
         return tuple(modes)
 
     def entry_failure(self, args: tuple) -> Deopt | None:
@@ -307,6 +311,9 @@ class Variant:
         # Everything is read before anything is written: a tree's inputs are the
         # objects the call started with (stores rebind, they never mutate), and
         # prints show their values in program order.
+        for n, permutation in self.relayouts:
+            i = self._result_index[n]
+            outputs[i] = laid_out(outputs[i], permutation)
         call = CallValues(args, outputs)
         if self._draw_taken_builders:
             wrong = drawn.settle({k: build(call) for k, build in self._draw_taken_builders})

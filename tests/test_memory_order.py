@@ -1,8 +1,9 @@
 """Compiled results keep NumPy's memory order (pyfront/layout.py).
 
-NumPy lays out elementwise results like their operands (order='K'): calls
-whose results NumPy would not lay out in C order run in the interpreter.
-tests/differential.py compares the C/F-contiguity flags of every array.
+NumPy lays out elementwise results like their operands (order='K'): results
+whose order layout.py infers are laid out so on the host; calls with a result
+whose order it cannot tell run in the interpreter. tests/differential.py
+compares the C/F-contiguity flags of every array.
 """
 
 from __future__ import annotations
@@ -48,9 +49,54 @@ def scaled_by_global(x):
     return W * x
 
 
-@pytest.mark.parametrize("fn", [transposed_times_two, tanh_of_transposed, transposed_back_and_forth])
+def softmax(x):  # "Deep Learning from Scratch" (Saito): the classes as rows, then back
+    if x.ndim == 2:
+        x = x.T
+        x = x - np.max(x, axis=0)
+        y = np.exp(x) / np.sum(np.exp(x), axis=0)
+        return y.T
+    x = x - np.max(x)
+    return np.exp(x) / np.sum(np.exp(x))
+
+
+def stored_softmax(layer, x):
+    layer.y = softmax(x)
+    return layer.y.sum()
+
+
+class Layer:
+    pass
+
+
+def columns_by_index(x, idx):
+    return x[:, idx] * 1.0, x[idx] + 0.0  # NumPy's advanced indexing puts the index dim first, then transposes
+
+
+@pytest.mark.parametrize("fn", [transposed_times_two, tanh_of_transposed, transposed_back_and_forth, softmax])
 def test_results_of_transposes_keep_numpys_order(fn):
     compiled = check(fn, [(X,), (X + 1,), (X + 2,)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def test_a_stored_result_keeps_numpys_order():
+    compiled = check(stored_softmax, [(Layer(), X * k) for k in range(4)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+    layer = Layer()
+    compiled(layer, X)
+    assert layer.y.flags.c_contiguous and layer.y.base is not None  # a view of an F-ordered array, as in NumPy
+
+
+def test_advanced_indexing_keeps_numpys_order():
+    compiled = check(columns_by_index, [(X, np.array([2, 0])), (X + 1, np.array([1, 1]))] * 2)
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def summed_transposed_cube(x):
+    return np.transpose(x, (2, 0, 1)).sum(axis=0)  # NumPy's reduction keeps the operand's order: unknown here
+
+
+def test_a_result_whose_order_is_unknown_runs_in_the_interpreter():
+    compiled = check(summed_transposed_cube, [(np.ones((2, 3, 4)),)] * 3)
     assert "another memory order" in str(pyfront.explain(compiled))
 
 
