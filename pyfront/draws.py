@@ -45,9 +45,9 @@ same state.
 
 Re-seeding (`np.random.seed(k)`, `rng.seed(k)` of a RandomState, `random.seed(k)`)
 is made on the host in program order like a draw that gives None; a seed that
-changes between calls, read from an argument or Python state (cs231n's
-`np.random.seed(dropout_param["seed"])`), is read there by each call
-(`ReadAtCall`).
+changes between calls, an argument or read from Python state (cs231n's
+`np.random.seed(dropout_param["seed"])`, deeplearning.ai's `np.random.seed(seed)`),
+is read there by each call (`ReadAtCall`).
 
 Not compiled (the call runs in the interpreter, and `explain` says why):
 - any other draw with a parameter computed at run time (`rng.uniform(low,
@@ -254,9 +254,14 @@ class DrawMixin:
 
 
     def _read_at_call(self, v: Any) -> tuple[ReadAtCall, int] | None:
-        """(where each call reads it, its value now) of a Python int read from Python state, which
-        the host can read too (a seed in a dict); else None."""
-        found = self.runtime_scalars.get(id(v)) if isinstance(v, Tensor) and v.pytype is int else None
+        """(where each call reads it, its value now) of a Python int read from Python state or passed
+        as an argument, which the host can read too (a seed in a dict, `random_mini_batches(X, Y, 64,
+        seed)`); else None."""
+        if not (isinstance(v, Tensor) and v.pytype is int):
+            return None
+        if v.source is not None and v.source.root.startswith("arg"):  # the argument itself, as passed
+            return ReadAtCall(v.source), None
+        found = self.runtime_scalars.get(id(v))
         return (ReadAtCall(found[1]), None) if found is not None and found[0] is v else None
 
     def _state_array_at_call(self, v: Any) -> tuple[ReadAtCall, np.ndarray] | None:

@@ -441,6 +441,7 @@ def test_deeplearning_ai_style_network(capsys):
     small = {k: params[k] for k in ("W1", "b1")} | {"W2": rng.standard_normal((1, 4)), "b2": np.zeros((1, 1))}
     same_calls(m.forward_propagation_with_dropout, [(X * k, small, 0.8) for k in (1, 2, 3)])
     same_calls(m.dictionary_to_vector, [(small,)] * 3)
+    same_calls(m.random_mini_batches, [(X, Y, 5, seed) for seed in range(4)])
     rnn = {"Wax": rng.standard_normal((4, 3)), "Waa": rng.standard_normal((4, 4)), "Wya": rng.standard_normal((2, 4)),
            "ba": rng.standard_normal((4, 1)), "by": rng.standard_normal((2, 1))}
     same_calls(m.rnn_forward, [(rng.standard_normal((3, 6, 4)), rng.standard_normal((4, 6)), rnn) for _ in range(3)])

@@ -625,6 +625,20 @@ def test_np_random_seed_inside_the_function():
     assert_ran_compiled(check(seeded_dropout, calls, [GLOBAL_STATE]))
 
 
+def shuffled_minibatches(X, size, seed):
+    """deeplearning.ai's random_mini_batches: a seed passed per epoch, columns taken in a drawn order."""
+    np.random.seed(seed)
+    permutation = list(np.random.permutation(X.shape[1]))
+    shuffled = X[:, permutation]
+    return [shuffled[:, k * size:(k + 1) * size] for k in range(X.shape[1] // size)]
+
+
+def test_np_random_seed_of_an_argument():
+    compiled = check(shuffled_minibatches, [(X64.reshape(2, -1) * k, 2, 10 + k) for k in range(5)], [GLOBAL_STATE])
+    assert_ran_compiled(compiled)
+    assert pyfront.explain(compiled).compilations == 1  # the seed is read by each call, not compiled in
+
+
 def reseed_both(rng, x):
     rng.seed(3)
     random.seed(4)

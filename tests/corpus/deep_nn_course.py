@@ -2,12 +2,14 @@
 keyed `"W" + str(l)`, caches as nested tuples appended to a list, the activation chosen by a string
 argument, `relu_backward` copying with `np.array(dA, copy=True)` and writing `dZ[Z <= 0] = 0`,
 `update_parameters` starting from `copy.deepcopy(params)`, an explicit-loop `predict` that prints its
-accuracy with `"..." + str(...)`, Adam with bias correction by a step count `t`, dropout masks from
-`np.random.rand`, gradient-check flattening, and the sequence-model week's RNN and LSTM cells with
+accuracy with `"..." + str(...)`, Adam with bias correction by a step count `t`, minibatches of
+columns in an order drawn under `np.random.seed(seed)`, dropout masks from `np.random.rand`,
+gradient-check flattening, and the sequence-model week's RNN and LSTM cells with
 `np.clip(..., out=gradient)`."""
 
 import copy
 import math
+
 import numpy as np
 
 
@@ -209,6 +211,29 @@ def update_parameters_with_adam(parameters, grads, v, s, t, learning_rate=0.01, 
         parameters["W" + str(l)] = parameters["W" + str(l)] - learning_rate * v_corrected["dW" + str(l)] / (np.sqrt(s_corrected["dW" + str(l)]) + epsilon)
         parameters["b" + str(l)] = parameters["b" + str(l)] - learning_rate * v_corrected["db" + str(l)] / (np.sqrt(s_corrected["db" + str(l)]) + epsilon)
     return parameters, v, s, v_corrected, s_corrected
+
+
+def random_mini_batches(X, Y, mini_batch_size=64, seed=0):
+    np.random.seed(seed)
+    m = X.shape[1]
+    mini_batches = []
+    permutation = list(np.random.permutation(m))
+    shuffled_X = X[:, permutation]
+    shuffled_Y = Y[:, permutation].reshape((1, m))
+    inc = mini_batch_size
+    num_complete_minibatches = math.floor(m / mini_batch_size)
+    for k in range(0, num_complete_minibatches):
+        mini_batch_X = shuffled_X[:, k * inc:(k + 1) * inc]
+        mini_batch_Y = shuffled_Y[:, k * inc:(k + 1) * inc]
+        mini_batch = (mini_batch_X, mini_batch_Y)
+        mini_batches.append(mini_batch)
+    if m % mini_batch_size != 0:
+        mini_batch_X = shuffled_X[:, int(m / mini_batch_size) * mini_batch_size:]
+        mini_batch_Y = shuffled_Y[:, int(m / mini_batch_size) * mini_batch_size:]
+        mini_batch = (mini_batch_X, mini_batch_Y)
+        mini_batches.append(mini_batch)
+    return mini_batches
+
 
 
 def dictionary_to_vector(parameters):
