@@ -172,6 +172,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         self.runtime_state = runtime_state
         self.scalar_reads: dict[str, Any] = {}
         self.runtime_scalars: dict[int, tuple] = {}  # id -> (Tensor, the path each call reads it at)
+        self.appended_items: dict[int, list] = {}  # id(list in state) -> the items this call appended
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []

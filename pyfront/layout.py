@@ -18,9 +18,10 @@ every array C-contiguous. Rather than return another layout silently:
   out; broadcast axes, of stride 0, left out) from the C-ordered inputs: a
   transpose permutes it, an elementwise op orders its result as NumPy's
   iterator does for order='K' (`_iterator_order`: the operands vote on each
-  pair of axes, C order winning conflicts), a slice or a write keeps its
-  operand's, a reduction drops the reduced axes of a C-ordered operand, a
-  matmul of 2-d operands is C. Any other op is C when its operands are, and
+  pair of axes, C order winning conflicts), a slice, a write or a reshape
+  that only adds or drops axes of size 1 keeps its operand's, a matrix
+  product is C inside each matrix, its batch dims ordered as the iterator
+  orders them. Any other op is C when its operands are, and
   unknown otherwise; so is a result of control flow whose paths disagree.
   Saito's `softmax` (`x = x.T`, elementwise work, `return y.T`) is C again.
   With `relayout`, a result of a known other order is laid out so on the host
@@ -126,6 +127,19 @@ def _iterator_order(shape: tuple, operands: list[tuple[tuple, Order]]) -> Order:
     return tuple(a for a in reversed(perm) if shape[a] is None or shape[a] > 1)
 
 
+def _matmul_order(shape: tuple, operands: list[tuple[tuple, Order]]) -> Order | None:
+    """A matrix product's: NumPy's gufunc iterates the loop (batch) dims in order='K' of the operands'
+    loop dims and lays each matrix out in C order inside (`x.transpose(1, 0, 2, 3) @ w` is not C)."""
+    loop = len(shape) - 2
+    big_loop = [a for a in _big(shape) if a < loop]
+    if len(big_loop) <= 1:
+        return _big(shape)
+    if any(len(s) < 2 or o is None for s, o in operands):
+        return _big(shape) if all(is_c(o) for _, o in operands) else None
+    loops = [(s[:len(s) - 2], tuple(a for a in o if a < len(s) - 2)) for s, o in operands]
+    return _iterator_order(shape[:loop], loops) + tuple(a for a in _big(shape) if a >= loop)
+
+
 def _result_order(op, order_of) -> Order | None:
     """The axis order NumPy gives `op`'s one result, from its operands' (`order_of`); None: unknown,
     _PENDING: an operand's is not known yet."""
@@ -139,15 +153,20 @@ def _result_order(op, order_of) -> Order | None:
     if name == "pyfront.transpose":
         order, perm = tensors[0][1], _ints(op, "perm")
         return None if order is None else tuple(perm.index(a) for a in order)
-    if name == "pyfront.matmul" and all(len(s) <= 2 for s, _ in tensors):
-        return _big(shape)  # NumPy allocates a matrix product in C order
+    if name == "pyfront.matmul":
+        return _matmul_order(shape, tensors)
+    if name in _WRITE_OPS or name in _VIEW_OPS:  # the written or viewed array's order, whatever the rest's
+        kept = set(_big(shape))
+        return None if tensors[0][1] is None else tuple(a for a in tensors[0][1] if a in kept)
+    if name == "pyfront.reshape" and tensors[0][1] is not None and \
+            [tensors[0][0][a] for a in _big(tensors[0][0])] == [shape[a] for a in _big(shape)]:
+        # Only axes of size 1 come or go (`col[:, :, y, x]`): NumPy's view keeps the others' order.
+        moved = dict(zip(_big(tensors[0][0]), _big(shape)))
+        return tuple(moved[a] for a in tensors[0][1])
     if any(o is None for _, o in tensors) or op.regions:
         return None if op.regions or not all(is_c(o) for _, o in tensors) else _big(shape)
     if name in _ELEMENTWISE:
         return _iterator_order(shape, tensors)
-    if name in _WRITE_OPS or name in _VIEW_OPS:
-        kept = set(_big(shape))
-        return tuple(a for a in tensors[0][1] if a in kept)
     if name == "pyfront.broadcast_to":
         lead, (op_shape, order) = len(shape) - len(tensors[0][0]), tensors[0]
         return tuple(lead + a for a in order if op_shape[a] == shape[lead + a])

@@ -94,6 +94,9 @@ class StateMixin:
         if container_type(base.example) is list:
             if key.value >= self._state_len(base, target):
                 raise Unsupported(f"{base.path}[{key.value!r}] = ...: list assignment index out of range", target)
+            if key.value >= len(base.example):
+                raise Unsupported(f"assigning {base.path}[{key.value!r}], an item appended in this call, is not "
+                                  "supported yet", target)
         self._check_not_iterating(id(base.example), container_type(base.example) is dict and key.value not in
                                   base.example, target, key.value)
         self._check_storable(value, f"{base.path}[{key.value!r}]", target)
@@ -117,19 +120,21 @@ class StateMixin:
 
     def _append_to_state_list(self, lst: Obj, args: list, kwargs: dict, node: ast.AST) -> Known:
         """`lst.append(v)` on a list in Python state: deferred, committed with the stores (after
-        every guard held) in program order; the list is not read again in this call."""
+        every guard held) in program order, to the list object the path held when the call began
+        (where `lst` was read). Later reads in the call see the list's items, then the appended ones
+        (`_appended_to`: numpy-ml's layers append their inputs in `forward` and read them in `backward`)."""
         if kwargs or len(args) != 1:
             raise Unsupported("list.append takes exactly one argument (Python raises TypeError)", node)
         self._note_object(lst, node)
         self._check_storable(args[0], f"an item appended to {lst.path}", node)
+        self._check_not_iterating(id(lst.example), True, node)
         self.appends.append((lst.path, args[0]))
+        self.appended_items.setdefault(id(lst.example), []).append(args[0])
         return Known(None)
 
-    def _check_not_appended(self, path: Path, node: ast.AST, length: bool = False) -> None:
-        """Reading a list's items (or, `length`, its length) after this call appended to it is not
-        compiled: the read would not see the item, which is committed at the end of the call."""
-        if any(length and str(path) == str(p) or str(path).startswith(f"{p}[") for p, _ in self.appends):
-            raise Unsupported(f"reading {path} after appending to it in the same call is not supported yet", node)
+    def _appended_to(self, obj: Obj) -> list:
+        """The items this call appended so far to the list in state that `obj` is."""
+        return self.appended_items.get(id(obj.example), [])
 
     def _check_storable(self, value: Any, what: str, node: ast.AST) -> None:
         """Stores commit what the interpreter would have stored: computed arrays and scalars (a
@@ -195,11 +200,6 @@ class StateMixin:
         if changed:
             raise RuntimeState(frozenset(changed))
         self.commits = [(key, self._result_tree(value, self.leaves)) for key, (_, value) in self.stores.items()]
-        for path, _ in self.appends:
-            rebound = next((key for key in self.stores if str(path) == key or str(path).startswith((key + ".", key + "["))),
-                           None)
-            if rebound is not None:
-                raise Unsupported(f"appending to {path} in a call that also stores {rebound} is not supported yet", node)
         self.append_commits = [(str(path), self._result_tree(value, self.leaves)) for path, value in self.appends]
         self._finish_buffers(f"{self.fn.__code__.co_filename}:{node.lineno}")
         if self._store_slots and len(self.objects) > 1:
@@ -330,7 +330,6 @@ class StateMixin:
     def _read_state(self, obj: Obj, path: Path, value: Any, node: ast.AST, load, **attrs) -> Any:
         """A value found at `path` in Python state: an array read at call time (`load`), a
         guarded constant, or an object whose own attributes may be read in turn."""
-        self._check_not_appended(path, node)
         if type(value) is np.ndarray:
             S.check_dtype(value.dtype)
             if not c_ordered(value):
@@ -370,6 +369,12 @@ class StateMixin:
             return Seq(tuple(self._state_elements(obj, node)[key]), list if kind is list else tuple)
         if kind is not dict and type(key) is int and key < 0:  # `self.Ws[-1]`, under the length's guard
             key += self._state_len(obj, node)
+        if kind is list and type(key) is int and key >= len(example) and self._appended_to(obj):
+            appended = self._appended_to(obj)
+            if key - len(example) >= len(appended):
+                raise Unsupported(f"{obj.path}[{key!r}] raises IndexError", node)
+            self._state_len(obj, node)  # (the list's own items are as long as when compiling)
+            return appended[key - len(example)]
         attr = self._item_key(key, example, node)
         self._note_object(obj, node)
         stored = self.stored_items.get((id(example), key))
@@ -417,9 +422,8 @@ class StateMixin:
         if container_type(example) not in (list, tuple):
             raise Unsupported(f"len() of a {type(example).__name__} object is not supported yet", node)
         self._note_object(obj, node)
-        self._check_not_appended(obj.path, node, length=True)
         self._state_guard(obj.path, LengthSpec(len(example)), node)
-        return len(example)
+        return len(example) + len(self._appended_to(obj))
 
     def _state_keys(self, obj: Obj, node: ast.AST) -> tuple:
         """The keys of a dict the caller passed or Python state holds, in order (guarded)."""

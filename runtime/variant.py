@@ -72,7 +72,7 @@ class Pending:
     printed: list  # (values, print keyword arguments or DeferredWarning) per effect, in order
     stores: list  # (path, value) per deferred store, in commit order
     written: list = field(default_factory=list)  # (path, new contents) per input array written into
-    appended: list = field(default_factory=list)  # (the list's path, item) per append, in order
+    appended: list = field(default_factory=list)  # (the list's path, the list, item) per append, in order
     drawn: list = field(default_factory=list)  # (generator, its state after the call's draws), undone since
 
 
@@ -331,7 +331,7 @@ class Variant:
             # The printed values as they are now: the interpreter, run next, may write into them.
             return Pending(result, copy.deepcopy(printed), stores,
                            written=[(p, v) for (p, _), (_, v) in zip(self.mutations, written)],
-                           appended=[(p, v) for (p, _), (_, v) in zip(self.appends, appended)],
+                           appended=[(p, lst, v) for (p, _), (lst, v) in zip(self.appends, appended)],
                            drawn=drawn.states_after())
         for values, options in printed:
             if isinstance(options, DeferredWarning):

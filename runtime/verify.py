@@ -210,10 +210,10 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
 
 
 def _by_list(appended: list) -> dict:
-    """The items appended to each list path, in order."""
+    """Per list path, (the list the call appended to, the items appended, in order)."""
     lists: dict = {}
-    for path, item in appended:
-        lists.setdefault(path, []).append(item)
+    for path, lst, item in appended:
+        lists.setdefault(path, (lst, []))[1].append(item)
     return lists
 
 
@@ -244,8 +244,7 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
         d = difference(now, value, f"state {path}", variant.approximate_dtype)
         if d:
             return d
-    for path, items in _by_list(pending.appended).items():
-        now = variant.resolver(path)(args)
+    for path, (now, items) in _by_list(pending.appended).items():
         d = difference(list(now[len(now) - len(items):]), items, f"the items appended to {path}",
                        variant.approximate_dtype)
         if d:

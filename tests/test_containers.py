@@ -538,3 +538,61 @@ def test_math_functions_of_compile_time_values_fold():
     def batches(x, size):
         return [x[k * size:(k + 1) * size].sum() for k in range(math.floor(x.shape[0] / size))]
     compiled_ran(check(batches, [(np.arange(10.0) * k, 3) for k in range(3)]))
+
+
+class KeepsInputs:
+    """numpy-ml's layers: `forward` appends its input to a list on the layer, `backward` reads them all,
+    `update` rebinds the list to a new empty one."""
+
+    def __init__(self):
+        self.X, self.W = [], np.ones((3, 2))
+
+    def forward(self, x):
+        self.X.append(x)
+        return x @ self.W
+
+    def backward(self, dy):
+        grads = [x.T @ dy for x in self.X]
+        return grads[-1] + len(self.X), self.X[-1].sum(), self.X[len(self.X) - 1][0]
+
+    def step(self, x):
+        out = self.backward(self.forward(x))
+        self.X = []
+        return out
+
+
+def test_a_list_in_state_is_read_after_this_call_appended_to_it():
+    layer = KeepsInputs()
+    compiled = check(KeepsInputs.step, [(layer, np.ones((4, 3)) * k) for k in range(4)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+    layer, seen = KeepsInputs(), []
+    layer.X = seen
+    compiled(layer, np.ones((4, 3)))
+    assert len(seen) == 1 and layer.X == []  # the list the call began with got the item; the attribute a new list
+    both = KeepsInputs()
+    both.X.append(np.zeros((4, 3)))
+    check(KeepsInputs.backward, [(both, np.ones((4, 2)))] * 3)  # an item an earlier call appended
+
+
+def assign_an_appended_item(holder, x):
+    holder.items.append(x)
+    holder.items[-1] = x * 2  # (assigning an item appended in this call runs in the interpreter)
+    return len(holder.items)
+
+
+def append_while_iterating(holder, x):
+    for item in holder.items:
+        if len(holder.items) < 3:
+            holder.items.append(item + x)
+    return len(holder.items)
+
+
+@pytest.mark.parametrize("fn, reason", [(assign_an_appended_item, "an item appended in this call"),
+                                        (append_while_iterating, "while the loop goes through it")])
+def test_appending_to_a_list_in_state_that_a_loop_or_a_store_changes_runs_in_the_interpreter(fn, reason):
+    def holder():
+        h = Holder()
+        h.items = [np.ones(2)]
+        return h
+    compiled = check(fn, [(holder(), np.ones(2) * k) for k in range(3)])
+    assert reason in str(pyfront.explain(compiled))

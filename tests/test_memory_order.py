@@ -166,7 +166,7 @@ def flattened_transpose(x):
 
 
 def reshaped_keeping_axes(x):
-    return np.exp(x.T).reshape(2, 3, 1)  # NumPy makes an F-ordered view: runs in the interpreter
+    return np.exp(x.T).reshape(2, 3, 1)  # NumPy makes an F-ordered view: laid out so on the host
 
 
 def written_through_a_reshape(x):
@@ -189,8 +189,21 @@ def test_a_reshape_numpy_may_copy_of_the_calls_own_array_compiles(fn, args):
     assert report.compiled_calls > report.verified_calls, str(report)
 
 
-@pytest.mark.parametrize("fn, reason", [(reshaped_keeping_axes, "another memory order"),
-                                        (written_through_a_reshape, "a reshape may be a copy"),
+def test_a_reshape_numpy_makes_a_view_keeps_its_order():
+    compiled = check(reshaped_keeping_axes, [(X.T.copy(),)] * 3)
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+def batched_products(x, w):
+    return x.transpose(1, 0, 2, 3) @ w, x.transpose(0, 1, 3, 2) @ w.T, (x @ w).transpose(0, 2, 1, 3).reshape(2, 4, 12)
+
+
+def test_a_batched_matrix_product_orders_its_batch_dims_as_numpy():
+    compiled = check(batched_products, [(np.ones((2, 3, 4, 5)) * k, np.ones((5, 4))) for k in range(3)])
+    assert pyfront.explain(compiled).compiled_calls > 0
+
+
+@pytest.mark.parametrize("fn, reason", [(written_through_a_reshape, "a reshape may be a copy"),
                                         (written_under_a_reshape, "a reshape NumPy may copy")])
 def test_where_a_reshape_copies_or_not_shows_the_call_runs_in_the_interpreter(fn, reason):
     compiled = check(fn, [(X.T.copy(),)] * 3)
