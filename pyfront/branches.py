@@ -107,22 +107,43 @@ class BranchMixin:
             # State is read before the outermost branch (reads have no side effects).
             self.hoist_points.append(ir.InsertionPoint(draft.operation))
         sides, taken, guards, outer_taken = [], [], [], self.draw_taken
+        # A write into an array in a side puts its new version everywhere the array is held (buffers.py):
+        # outer frames' names, stored values and the caller's written arrays are merged too.
+        outside, mutations, entry_inputs = self._outside_values(), dict(self.mutations), {}
+        for t, example in self._input_arrays.values():
+            entry_inputs.setdefault(id(example), t)
+        side_mutations = []
         try:
             for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
                 self.draw_taken = {}
+                self._set_outside_values(outside)
+                self.mutations = dict(mutations)
                 with ir.InsertionPoint(block), S.branch_guards(block if guardable else None) as side_guards:
                     guards.append(side_guards)
                     try:
-                        sides.append(fn())
+                        sides.append(fn() + self._outside_values())
                     except (FunctionReturn, LoopBreak, LoopContinue) as jump:
                         what = {FunctionReturn: "return", LoopBreak: "break", LoopContinue: "continue"}[type(jump)]
                         raise Unsupported(f"{what} inside a branch on a computed value is not supported yet",
                                           node) from None
                 taken.append(self.draw_taken)
+                side_mutations.append(self.mutations)
         finally:
             self.draw_taken = outer_taken
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
                 self.hoist_points.clear()
+        # The caller's arrays written in a side: their version on each path.
+        written = [k for k in side_mutations[0].keys() | side_mutations[1].keys()
+                   if side_mutations[0].get(k) is not side_mutations[1].get(k)]
+        versions = []
+        for k in written:
+            example, path, _ = side_mutations[0].get(k) or side_mutations[1][k]
+            before = mutations[k][2] if k in mutations else entry_inputs[k]
+            pair = [m[k][2] if k in m else before for m in side_mutations]
+            versions.append((k, example, path))
+            for side, version in zip(sides, pair):
+                side.append(version)
+        extra = len(outside) + len(written)
         # Whether each random draw made in a side ran (draws.py), and whether each guard made in
         # a side held (true where that side did not run): more values to merge.
         drawn = sorted(taken[0].keys() | taken[1].keys())
@@ -131,10 +152,20 @@ class BranchMixin:
         sides[0].extend([Tensor(g.cond, np.bool_) for g in guards[0]] + [Known(np.True_)] * len(guards[1]))
         sides[1].extend([Known(np.True_)] * len(guards[0]) + [Tensor(g.cond, np.bool_) for g in guards[1]])
         made = guards[0] + guards[1]
-        what = ((names or ["the conditional expression"] * (len(sides[0]) - len(drawn) - len(made)))
+        what = ((names or ["the conditional expression"] * (len(sides[0]) - extra - len(drawn) - len(made)))
+                + ["a value held outside the branch"] * len(outside) + [f"the array at {p}" for _, _, p in versions]
                 + ["a random draw"] * len(drawn) + ["a guard's condition"] * len(made))
         conflicts = _alias_conflicts(list(zip(*sides)) + [(v, v) for v in unchanged])
         merges: dict = {}
+        for a, b in zip(*sides):  # versions of one caller's array on both paths: still that array after it
+            for x, y, _ in _leaf_triples(a, b, None):
+                seen = [self._input_arrays.get(id(v)) if isinstance(v, Tensor) else None for v in (x, y)]
+                if x is not y and all(e is not None for e in seen) and seen[0][1] is seen[1][1] \
+                        and x.value.type == y.value.type and (id(x), id(y)) not in merges:
+                    merges[(id(x), id(y))] = (x, y, _PendingVersion(x, y, seen[0][1]))
+        start = len(sides[0]) - len(drawn) - len(made) - len(written)
+        for (k, example, path), x, y in zip(versions, sides[0][start:], sides[1][start:]):
+            merges.setdefault((id(x), id(y)), (x, y, _PendingVersion(x, y, example, path)))
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
             merged = [_merge(a, b, w, node, merges) for a, b, w in zip(*sides, what)]
             pending = list({id(p): p for m in merged for p in _pending(m)}.values())
@@ -156,11 +187,22 @@ class BranchMixin:
             for x, y, after in _leaf_triples(a, b, value):
                 if (id(x), id(y)) in conflicts:
                     self.alias_ambiguous[id(after)] = after
+        for _, _, p in merges.values():  # the caller's arrays after the branch are those arrays
+            if isinstance(p, _PendingVersion) and id(p) in rebuilt:
+                t = rebuilt[id(p)]
+                self._input_arrays[id(t)] = (t, p.example)
         values, held = values[:len(values) - len(made)], values[len(values) - len(made):]
         for g, flag in zip(made, held):
             S.guard(flag.value, g.kind, g.reason, g.site)
         outer_taken.update(zip(drawn, values[len(values) - len(drawn):]))
-        return values[:len(values) - len(drawn)]
+        values = values[:len(values) - len(drawn)]
+        values, after, merged_versions = (values[:len(values) - extra], values[len(values) - extra:][:len(outside)],
+                                          values[len(values) - len(written):] if written else [])
+        self._set_outside_values(after)
+        self.mutations = dict(mutations)
+        for (k, example, path), version in zip(versions, merged_versions):
+            self.mutations[k] = (example, path, Tensor(version.value, np.ndarray))
+        return values
 
     def _visit_if_returning(self, node: ast.If, rest: list[ast.stmt]) -> None:
         """An `if` at a function's top level with a return in a branch; `rest` follows it."""
@@ -203,6 +245,15 @@ class _Pending:
     b: Tensor
 
 
+@dataclass(frozen=True, eq=False)
+class _PendingVersion(_Pending):
+    """Two versions of one array of the caller's (`example`), one per side: after the branch, a
+    version of that array still (buffers.py commits the last one into the caller's array)."""
+
+    example: Any = None
+    path: Any = None  # where the caller's array is (for the versions in buffers' `mutations`)
+
+
 class _PendingEither(_Pending):
     """A value that is the caller's object (an argument or state) on at least one side: the merged
     value also says which object it is (values.Either), from whether the `then` side ran."""
@@ -224,6 +275,8 @@ def _rebuild(m: Any, results: dict, taken: Tensor | None, rebuilt: dict | None =
         if id(m) not in rebuilt:
             rebuilt[id(m)] = _rebuild(m, results, taken)
         return rebuilt[id(m)]
+    if isinstance(m, _PendingVersion):
+        return Tensor(results[id(m)], np.ndarray, source=m.path if m.path is not None else m.a.source)
     if isinstance(m, _PendingEither):
         merged = Tensor(results[id(m)], m.a.pytype)
         sides = (t if t.source is not None else None for t in (m.a, m.b))

@@ -151,9 +151,9 @@ class BufferMixin:
         entry = self._input_arrays.get(id(root))
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
-        if not S.at_function_level():
-            raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop or "
-                              "branch on a computed value is not supported yet", node)
+        if S.in_loop():
+            raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop on a "
+                              "computed value is not supported yet", node)
         example = entry[1]
         self._check_overlaps(example, root.source, node)
         first = self.mutations.get(id(example))
@@ -204,6 +204,33 @@ class BufferMixin:
             yield value
         for _, value in self.appends:
             yield value
+        for items in self.appended_items.values():
+            yield from items
+
+    def _outside_values(self) -> list:
+        """The values a write in a side of a branch may replace besides the current frame's names
+        (branches.py merges them): outer frames' names, stored and pending values, appended items."""
+        values = [v for frame in self.frames[:-1] for v in frame.env.values()]
+        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
+            values += stored.values()
+        values += [v for _, v in self.stores.values()]
+        values += [v for _, v in self.appends]
+        return values + [i for items in self.appended_items.values() for i in items]
+
+    def _set_outside_values(self, values: list) -> None:
+        """Put `values` (as `_outside_values` lists them) back where they are held."""
+        it = iter(values)
+        for frame in self.frames[:-1]:
+            for name in frame.env:
+                frame.env[name] = next(it)
+        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
+            for k in stored:
+                stored[k] = next(it)
+        for k, (path, _) in self.stores.items():
+            self.stores[k] = (path, next(it))
+        self.appends[:] = [(path, next(it)) for path, _ in self.appends]
+        for items in self.appended_items.values():
+            items[:] = [next(it) for _ in items]
 
     def _swap_buffer(self, is_buffer, version):
         """Replace every value `is_buffer` accepts (an array, or a list or dict the call made) by
@@ -251,6 +278,8 @@ class BufferMixin:
         for k, (path, value) in self.stores.items():
             self.stores[k] = (path, swap(value))
         self.appends[:] = [(path, swap(value)) for path, value in self.appends]
+        for items in self.appended_items.values():
+            items[:] = [swap(i) for i in items]
         return swap
 
     # At the end ----------------------------------------------------------------------------

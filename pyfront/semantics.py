@@ -541,6 +541,17 @@ def at_function_level() -> bool:
     return owner is None or owner.operation.name == "func.func"
 
 
+def in_loop() -> bool:
+    """Whether ops built here are inside a real loop's body (scf.for, scf.while): they may run many times."""
+    op = ir.InsertionPoint.current.block.owner
+    op = op.operation if op is not None else None
+    while op is not None and op.name != "func.func":
+        if op.name in ("scf.for", "scf.while"):
+            return True
+        op = op.parent
+    return False
+
+
 def can_guard() -> bool:
     """Whether a guard may be made here: at function level, or in a side of a branch
     (`branch_guards`), not inside a real loop."""

@@ -410,3 +410,58 @@ def test_a_float_that_becomes_a_numpy_float64_on_some_paths_compiles():
     report = pyfront.explain(check(hinge_loss, calls, profile_calls=2))
     assert report.compiled_calls == 1 and report.deopts == 1, str(report)
     assert any("is a NumPy float64 here" in reason for reason in report.deopt_reasons), str(report)
+
+
+# Writes inside a side of a branch into arrays held outside it ---------------------------------------
+
+
+def clip_gradients_in_place(grads, max_norm):
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g *= max_norm / norm  # the caller's arrays, on one path
+    return norm
+
+
+def test_writing_into_the_callers_arrays_in_a_branch():
+    rng = np.random.default_rng(5)
+    calls = [([rng.standard_normal((3, 2)) * k, rng.standard_normal(2) * k], 2.0) for k in (0.1, 5.0, 0.2, 3.0, 0.5, 9.0)]
+    compiled = check(clip_gradients_in_place, calls)
+    assert pyfront.explain(compiled).compiled_calls > 2, str(pyfront.explain(compiled))
+
+
+def zero_first_if(a, c):
+    if c > 0:
+        a[0] = 5.0
+    return 0
+
+
+def written_in_an_inlined_helper(x):
+    a = x * 1.0
+    kept = [a]
+    zero_first_if(a, x.sum())  # a name of the caller's frame, and a list, hold the array written
+    zero_first_if(x, -x.sum())
+    return a, kept, x
+
+
+class Running:
+    def __init__(self):
+        self.mean, self.seen = np.zeros(2), None
+
+
+def update_running_mean_if_finite(state, x):
+    state.seen = state.mean  # a pending store of the array that the branch writes
+    m = x.mean(axis=0)
+    if np.isfinite(m).all():
+        state.mean *= 0.9
+        state.mean += 0.1 * m
+    return state.mean.sum()
+
+
+@pytest.mark.parametrize("fn, make", [
+    (written_in_an_inlined_helper, lambda k: (np.array([1.0, -2.0]) * k,)),
+    (update_running_mean_if_finite, lambda k: (Running(), np.array([[1.0, np.inf if k % 2 else 2.0]]) * k)),
+])
+def test_a_write_in_a_branch_reaches_every_holder_of_the_array(fn, make):
+    compiled = check(fn, [make(k) for k in (1, -1, 2, -3, 4, -5)])
+    assert pyfront.explain(compiled).compiled_calls > 0, str(pyfront.explain(compiled))
