@@ -25,7 +25,7 @@ from pyfront.values import Either, FloatOrFloat64, Known, Seq, Tensor, Unavailab
 
 class BranchMixin:
     def visit_If(self, node: ast.If) -> None:
-        test = self.visit(node.test)
+        test = self._test(node.test)
         if isinstance(test, Known):
             self._visit_body(node.body if S.fold(bool, test.value).value else node.orelse)
             return
@@ -48,7 +48,7 @@ class BranchMixin:
         self._if_statement(cond, node)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
-        test = self.visit(node.test)
+        test = self._test(node.test)
         if isinstance(test, Known):
             return self.visit(node.body if S.fold(bool, test.value).value else node.orelse)
         cond = S.truth(test)
@@ -206,7 +206,7 @@ class BranchMixin:
 
     def _visit_if_returning(self, node: ast.If, rest: list[ast.stmt]) -> None:
         """An `if` at a function's top level with a return in a branch; `rest` follows it."""
-        test = self.visit(node.test)
+        test = self._test(node.test)
         if isinstance(test, Known):
             taken = S.fold(bool, test.value).value
         else:

@@ -892,6 +892,23 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         return self._bool_op(node.values, isinstance(node.op, ast.Or), node)
 
+    def _test(self, node: ast.expr) -> Any:
+        """The value of an `if`, `while` or conditional expression's test, of which only the truth
+        matters: `a and b` with a computed `a` is the truth of both (`while err > tol and it < 50`,
+        an np.bool_ and a bool, compiles although its value's type depends on the path)."""
+        if not isinstance(node, ast.BoolOp):
+            return self.visit(node)
+        is_or = isinstance(node.op, ast.Or)
+
+        def truth(values: list[ast.expr]) -> Any:
+            first = self._test(values[0])
+            first = Known(np.bool_(S.fold(bool, first.value).value)) if isinstance(first, Known) \
+                else Tensor(S.truth(first), np.bool_)
+            if len(values) == 1:
+                return first
+            return self._short_circuit(first, is_or, values[1:], lambda: truth(values[1:]), node)
+        return truth(node.values)
+
     def _bool_op(self, values: list[ast.expr], is_or: bool, node: ast.BoolOp) -> Any:
         first = self.visit(values[0])
         if len(values) == 1:

@@ -61,7 +61,7 @@ class LoopMixin:
             return
         _reject_jumps(node)
         for _ in range(MAX_STATIC_UNROLL + 1):
-            test = self.visit(node.test)
+            test = self._test(node.test)
             if not isinstance(test, Known):
                 self._while_loop(node)
                 return
@@ -88,10 +88,23 @@ class LoopMixin:
             if isinstance(value, FloatOrFloat64):
                 self.frame.env[name] = S.resolve_float_or_float64(value, repr(name))
 
+    def _numbers_as_computed(self, names: list[str], node: ast.AST) -> None:
+        """Python numbers a real loop changes (`it += 1`, `total += err`) as values it carries."""
+        env = self.frame.env
+        for name in names:
+            value = env.get(name)
+            if isinstance(value, Known) and type(value.value) in (int, float, bool):
+                dtype = {int: np.int64, float: np.float64, bool: np.bool_}[type(value.value)]
+                try:
+                    env[name] = Tensor(S.constant(value.value, np.dtype(dtype)).value, type(value.value))
+                except OverflowError:
+                    raise Unsupported(f"{name!r} is {value.value!r}: out of range for int64", node) from None
+
     def _while_loop(self, node: ast.While) -> None:
         self._resolve_floats_or_float64s()
         env = self.frame.env
         names = sorted(assigned_names(node.body))
+        self._numbers_as_computed(names, node)
         for name in names:
             if isinstance(env.get(name), Known) and type(env[name].value) is np.ndarray:
                 self._as_computed(env[name])
@@ -104,7 +117,7 @@ class LoopMixin:
         if any(t.has_identity for t in inits):
             # With zero iterations Python would return the argument itself, not
             # a copy: assume (and check) that the loop runs at least once.
-            first = S.truth(self.visit(node.test))
+            first = S.truth(self._test(node.test))
             S.guard(first, "trip-count", f"the while loop at line {node.lineno} runs at least once")
         outside = dict(env)
         loop = scf.WhileOp([t.value.type for t in inits], [t.value for t in inits])
@@ -114,7 +127,7 @@ class LoopMixin:
             before = loop.before.blocks.append(*[t.value.type for t in inits])
             with ir.InsertionPoint(before):
                 self._bind(names, [], inits, before.arguments)
-                cond = S.truth(self.visit(node.test))
+                cond = S.truth(self._test(node.test))
                 scf.ConditionOp(tensor.extract(cond, []), list(before.arguments))
             after = loop.after.blocks.append(*[t.value.type for t in inits])
             with ir.InsertionPoint(after):

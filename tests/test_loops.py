@@ -68,10 +68,11 @@ def count_while(x):
     return x, n
 
 
-def test_python_counter_in_a_computed_loop_runs_interpreted():
+def test_python_int_counter_in_a_computed_loop_runs_interpreted():
+    # (Carried as an int64, `n += 1` needs a guard against overflowing it: not yet inside real loops.)
     x = np.array([8.0, 8.0])
     compiled = check(count_while, [(x,), (x,), (x,)])
-    assert "'n' changes in a loop" in str(pyfront.explain(compiled))
+    assert "inside a loop that is not unrolled" in str(pyfront.explain(compiled))
 
 
 def run_rnn(seq, h, w):
@@ -388,3 +389,28 @@ def test_iteration_local_names_keep_their_last_values_after_a_real_loop():
     assert report.compiled_calls > report.verified_calls, str(report)
     # A name read before the iteration binds it needs the last iteration's value: not a real loop.
     check(read_before_bound, [(rng.normal(size=(40, 3)),) for _ in range(3)], profile_calls=1)
+
+
+def halve_until_small(x, tol):
+    err, steps = 1.0, 0.0
+    while err > tol and steps < 30.0:  # an np.bool_-or-bool test: only its truth matters
+        x = x * 0.5
+        err = float(np.abs(x).max())
+        steps += 1.0  # a Python float the loop carries
+    return x, steps
+
+
+def halve_until_done(x):
+    done, steps = False, 0.0
+    while not done:
+        x = x * 0.5
+        steps += 1.0
+        done = steps >= 7.0  # a Python bool the loop carries
+    return x, steps, done
+
+
+@pytest.mark.parametrize("fn, make", [(halve_until_small, lambda k: (np.arange(3.0) * k, 0.01)),
+                                      (halve_until_done, lambda k: (np.arange(3.0) * k,))])
+def test_while_loops_carry_python_numbers(fn, make):
+    compiled = check(fn, [make(k) for k in range(1, 6)])
+    assert pyfront.explain(compiled).compiled_calls > 0, str(pyfront.explain(compiled))
