@@ -62,8 +62,8 @@ from pyfront.specialize import (
 )
 from pyfront.state import RuntimeState, StateMixin, uncompiled
 from pyfront.survey import SurveyMixin, blockers_of
-from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, Obj, Seq, Tensor, Text, Unavailable,
-                            float_or_float64)
+from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, LocalFunction, Obj, Seq, Tensor,
+                            Text, Unavailable, float_or_float64)
 from pyfront.warn_calls import WarnMixin
 
 MAX_INLINE_DEPTH = 32
@@ -136,23 +136,39 @@ class _Frame:
     local_names: frozenset = frozenset()
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" | "nonlocal"
     call_line: int | None = None  # the caller's line that called this frame's function
+    enclosing: _Frame | None = None  # a lambda's or nested def's: the frame that made it (its free names)
 
 
-def _assigned_names(node: ast.FunctionDef) -> frozenset:
-    """Local variables of a function: parameters and every name bound in its body."""
+def _assigned_names(node: ast.FunctionDef | ast.Lambda) -> frozenset:
+    """Local variables of a function: parameters and every name bound in its body (a nested def's
+    name, not the names its own body binds)."""
     names = {a.arg for a in node.args.args + node.args.posonlyargs + node.args.kwonlyargs}
     for extra in (node.args.vararg, node.args.kwarg):
         if extra:
             names.add(extra.arg)
     declared_nonlocal = set()
     # Comprehension variables are local to the comprehension (containers.py scopes them).
-    scoped = {id(n) for c in ast.walk(node) if isinstance(c, ast.comprehension) for n in ast.walk(c.target)}
-    for sub in ast.walk(node):
+    scoped = {id(n) for c in _own_nodes(node) if isinstance(c, ast.comprehension) for n in ast.walk(c.target)}
+    for sub in _own_nodes(node):
         if isinstance(sub, (ast.Global, ast.Nonlocal)):
             declared_nonlocal.update(sub.names)
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and id(sub) not in scoped:
             names.add(sub.id)
+        elif isinstance(sub, ast.FunctionDef) and sub is not node:
+            names.add(sub.name)
     return frozenset(names - declared_nonlocal)
+
+
+def _own_nodes(node: ast.FunctionDef | ast.Lambda):
+    """The nodes of a function's body, not those of the lambdas and defs nested in it."""
+    todo = list(node.body) if isinstance(node.body, list) else [node.body]
+    while todo:
+        sub = todo.pop()
+        yield sub
+        if isinstance(sub, (ast.FunctionDef, ast.Lambda)):
+            todo.extend(sub.args.defaults + [d for d in sub.args.kw_defaults if d is not None])
+            continue  # (its own scope)
+        todo.extend(ast.iter_child_nodes(sub))
 
 
 class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin, StateMixin, BufferMixin, ContainerMixin, DrawMixin,
@@ -353,6 +369,61 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         if not self.frames:
             self._finish_stores(node)
         return result
+
+    def visit_Lambda(self, node: ast.Lambda) -> LocalFunction:
+        return self._local_function(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        """A nested def: its name holds the function, inlined where called."""
+        if node.decorator_list:
+            raise Unsupported("a decorated nested def is not supported yet", node)
+        self._assign(ast.copy_location(ast.Name(node.name, ast.Store()), node), self._local_function(node))
+
+    def _local_function(self, node: ast.Lambda | ast.FunctionDef) -> LocalFunction:
+        for sub in _own_nodes(node):
+            if isinstance(sub, (ast.Nonlocal, ast.Global, ast.Yield, ast.YieldFrom)):
+                raise Unsupported(f"{construct(sub)} in a lambda or nested def is not supported yet", sub)
+        defaults = tuple(self.visit(d) for d in node.args.defaults)
+        kw_defaults = {a.arg: self.visit(d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults)
+                       if d is not None}
+        return LocalFunction(node, self.frame, defaults, kw_defaults)
+
+    def _call_local(self, fn: LocalFunction, args: list, kwargs: dict, node: ast.AST) -> Any:
+        """Inline a call of a lambda or nested def made by the compiled code."""
+        if len(self.frames) >= MAX_INLINE_DEPTH:
+            raise Unsupported(f"call depth above {MAX_INLINE_DEPTH} (recursion) is not supported yet", node)
+        spec, P = fn.node.args, inspect.Parameter
+        positional = [(a, P.POSITIONAL_ONLY) for a in spec.posonlyargs] + [(a, P.POSITIONAL_OR_KEYWORD)
+                                                                            for a in spec.args]
+        first_default = len(positional) - len(fn.defaults)
+        params = [P(a.arg, kind, default=fn.defaults[i - first_default] if i >= first_default else P.empty)
+                  for i, (a, kind) in enumerate(positional)]
+        params += [P(spec.vararg.arg, P.VAR_POSITIONAL)] if spec.vararg else []
+        params += [P(a.arg, P.KEYWORD_ONLY, default=fn.kw_defaults.get(a.arg, P.empty)) for a in spec.kwonlyargs]
+        params += [P(spec.kwarg.arg, P.VAR_KEYWORD)] if spec.kwarg else []
+        name = getattr(fn.node, "name", "<lambda>")
+        try:
+            bound = inspect.Signature(params).bind(*args, **kwargs)
+        except TypeError as e:
+            raise Unsupported(f"calling {name}: {e}", node) from None
+        bound.apply_defaults()
+        frame = _Frame(fn.frame.fn, fn.frame.filename, local_names=_assigned_names(fn.node),
+                       call_line=getattr(self.node, "lineno", None), enclosing=fn.frame)
+        for param, value in bound.arguments.items():
+            kind = bound.signature.parameters[param].kind
+            frame.env[param] = make_tuple(value) if kind is P.VAR_POSITIONAL else \
+                make_dict(dict(value)) if kind is P.VAR_KEYWORD else value
+        self.frames.append(frame)
+        self.deepest = max(self.deepest, len(self.frames))
+        try:
+            if isinstance(fn.node, ast.Lambda):
+                return self.visit(fn.node.body)
+            self._visit_body(fn.node.body, top=True)
+            return Known(None)
+        except FunctionReturn as r:
+            return r.value
+        finally:
+            self.frames.pop()
 
     def _guard_defaults(self, fn: types.FunctionType, bound: inspect.BoundArguments, site: str,
                         node: ast.AST) -> None:
@@ -631,6 +702,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
     def _load_name(self, name: str, node: ast.AST, float_or_float64: bool = False) -> Any:
         """The value of `name`; a FloatOrFloat64 only where `float_or_float64` (an operand of arithmetic)."""
         frame = self.frame
+        while name not in frame.local_names and frame.enclosing is not None:
+            frame = frame.enclosing  # a free name of a lambda or nested def: its maker's, as it is now
         if name in frame.local_names:
             if name not in frame.env:
                 raise Unsupported(f"local variable {name!r} referenced before assignment", node)
@@ -1016,6 +1089,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             if "out" in kwargs and callee.name in OUT_METHODS:
                 return self._call_with_out(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}", node)
             return self._apply(handler, [callee.receiver] + args, kwargs, f"ndarray.{callee.name}")
+        if isinstance(callee, LocalFunction):
+            return self._call_local(callee, args, kwargs, node)
         if isinstance(callee, Obj) and not is_generator(callee.example):
             return self._call_object(callee, args, kwargs, node)
         if not isinstance(callee, Known):
@@ -1311,7 +1386,7 @@ def _float64_operand(v: Any) -> bool:
 
 
 def _is_value(v: Any) -> bool:
-    return isinstance(v, (Known, Tensor, Obj, Seq, BoundMethod))
+    return isinstance(v, (Known, Tensor, Obj, Seq, BoundMethod, LocalFunction))
 
 
 def _nodes(v: Any):

@@ -163,6 +163,21 @@ def float_or_float64(number: Tensor, is_numpy: Any) -> Tensor | FloatOrFloat64:
     return FloatOrFloat64(number, is_numpy)
 
 
+@dataclass(frozen=True, eq=False)
+class LocalFunction:
+    """A `lambda` or nested `def` the compiled code makes: inlined where it is called. Its free
+    names are read in `frame`, the frame that made it, when it is called (as a Python closure reads
+    its cells); its default values were evaluated when it was made."""
+
+    node: Any  # ast.Lambda | ast.FunctionDef
+    frame: Any
+    defaults: tuple
+    kw_defaults: dict
+
+    def __repr__(self) -> str:
+        return f"<{getattr(self.node, 'name', 'lambda')} at line {self.node.lineno}>"
+
+
 @dataclass(frozen=True)
 class Unavailable:
     """What a name holds where compiled code does not keep its value (`reason` says why): reading it

@@ -393,3 +393,53 @@ def test_a_positional_only_name_passed_by_keyword_goes_to_star_star_kwargs(tmp_p
     x = _x()
     artifact = pyfront.load(pyfront.export(keyword_collector, x, path=tmp_path / "kw", example_kwargs={"a": x}))
     assert_same(keyword_collector(x, a=x), artifact(x, a=x))
+
+
+def closures(x, k):
+    scale = 2.0
+    f = lambda z, b=1.0: z * scale + b  # noqa: E731
+    scale = 3.0  # a closure reads it when called: 3.0
+
+    def g(z, *rest, power=2, **kw):
+        def inner(w):
+            return w ** power + len(rest) + len(kw)
+        return inner(z) + f(z)
+    acts = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh}
+    return g(x, 1, 2, a=3), acts["relu"](x - 1), (lambda: k * 2)()
+
+
+def numerical_gradient(f, x):
+    h = 1e-4
+    grad = np.zeros_like(x)
+    for idx in range(x.size):
+        tmp = x[idx]
+        x[idx] = tmp + h
+        fxh1 = f(x)
+        x[idx] = tmp - h
+        fxh2 = f(x)
+        grad[idx] = (fxh1 - fxh2) / (2 * h)
+        x[idx] = tmp
+    return grad
+
+
+def loss_gradient(W, x):
+    loss_W = lambda w: np.sum((x @ W) ** 2)  # noqa: E731  ("Deep Learning from Scratch")
+    return numerical_gradient(loss_W, W)
+
+
+def returns_a_lambda(x):
+    return lambda z: z + x
+
+
+@pytest.mark.parametrize("fn, make", [(closures, lambda k: (np.arange(3.0) * k, k)),
+                                      (loss_gradient, lambda k: (np.arange(3.0) * k, np.ones((2, 3))))])
+def test_lambdas_and_nested_defs_are_inlined(fn, make):
+    compiled = check(fn, [make(k) for k in range(4)])
+    assert pyfront.explain(compiled).compiled_calls > 0, str(pyfront.explain(compiled))
+
+
+def test_a_lambda_that_escapes_runs_in_the_interpreter():
+    compiled = pyfront.compile(returns_a_lambda)
+    for _ in range(3):
+        assert compiled(np.ones(2))(1.0).tolist() == [2.0, 2.0]
+    assert "returning this value is not supported" in str(pyfront.explain(compiled))

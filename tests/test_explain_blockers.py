@@ -81,7 +81,7 @@ def test_a_blocker_in_an_unrolled_loop_is_listed_once():
     ("def f(x):\n    return x + len(f'{x}')\n", "len(): text made from values computed at run time"),
     ("def f(x):\n    s = {1, 2}\n    return x\n", "a set display"),
     ("def f(x):\n    if (n := 2) > 1:\n        return x * n\n    return x\n", "(:=)"),
-    ("def f(x):\n    g = lambda v: v\n    return g(x)\n", "a lambda"),
+    ("def f(x):\n    class Box:\n        pass\n    return x\n", "a class definition"),
 ])
 def test_reasons_name_constructs_in_pythons_words(source, words, tmp_path):
     path = tmp_path / "user_code.py"
@@ -91,7 +91,7 @@ def test_reasons_name_constructs_in_pythons_words(source, words, tmp_path):
     report = pyfront.explain(namespace["f"], np.ones(2))
     reasons = " ".join(b.reason for b in report.blockers)
     assert words in reasons, str(report)
-    for internal in ("JoinedStr", "Set ", "NamedExpr", "Lambda", "Tensor"):
+    for internal in ("JoinedStr", "Set ", "NamedExpr", "ClassDef", "Tensor"):
         assert internal not in str(report), str(report)
 
 

@@ -35,9 +35,10 @@ def uses_generator(x):
     return list(make_generator(x))
 
 
-def uses_lambda(x):
-    f = lambda v: v + 1
-    return f(x)
+def uses_class_definition(x):
+    class Box:
+        pass
+    return x + 1
 
 
 def uses_exec(x):
@@ -63,7 +64,7 @@ CASES = [
     (uses_try, "try/except is not supported", (np.ones(3),)),
     (uses_with, "a with block is not supported", (np.ones(3),)),
     (uses_generator, "generator", (np.ones((2, 3)),)),
-    (uses_lambda, "a lambda is not supported", (np.ones(3),)),
+    (uses_class_definition, "a class definition is not supported", (np.ones(3),)),
     (uses_exec, "exec", (np.ones(3),)),
     (reads_dynamic, "customize attribute access", (Dynamic(), np.ones(3))),
 ]
