@@ -121,9 +121,11 @@ class ContainerMixin:
         first = self.visit(node.generators[0].iter)
         outer_locals, saved = frame.local_names, {n: frame.env.pop(n) for n in names if n in frame.env}
         frame.local_names = outer_locals | names
+        self.comprehensions += 1
         try:
             self._unroll_generators(node.generators, 0, first, emit)
         finally:
+            self.comprehensions -= 1
             for n in names:
                 frame.env.pop(n, None)
             frame.env.update(saved)
@@ -422,6 +424,11 @@ class ContainerMixin:
             elif isinstance(v, (Text, FloatOrFloat64)):
                 return v
             kind = v.kind if isinstance(v, Seq) else type(v.example) if isinstance(v, Obj) else None
+            if deep and isinstance(v, Seq) and v.source is not None and any(
+                    isinstance(i, Seq) and i.kind is not tuple for i in v.items):
+                # A list the caller passed holds lists: which of them are one object is not known here.
+                raise Unsupported("copy.deepcopy of lists or dicts inside a list the caller passed is not "
+                                  "supported yet", node)
             if kind is dict:
                 return make_dict({k: item(x) for k, x in self._dict_pairs(v, node).items()})
             if kind is list:

@@ -189,6 +189,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         self.scalar_reads: dict[str, Any] = {}
         self.runtime_scalars: dict[int, tuple] = {}  # id -> (Tensor, the path each call reads it at)
         self.appended_items: dict[int, list] = {}  # id(list in state) -> the items this call appended
+        self.comprehensions = 0  # comprehensions being unrolled (their variables live in the frame meanwhile)
         self.args = args
         self.kwargs = kwargs
         self.identity_guards: list[IdentityGuard] = []
@@ -380,6 +381,8 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         self._assign(ast.copy_location(ast.Name(node.name, ast.Store()), node), self._local_function(node))
 
     def _local_function(self, node: ast.Lambda | ast.FunctionDef) -> LocalFunction:
+        if self.comprehensions:  # its variables are gone when the function is called: not compiled
+            raise Unsupported("a lambda or nested def made inside a comprehension is not supported yet", node)
         for sub in _own_nodes(node):
             if isinstance(sub, (ast.Nonlocal, ast.Global, ast.Yield, ast.YieldFrom)):
                 raise Unsupported(f"{construct(sub)} in a lambda or nested def is not supported yet", sub)

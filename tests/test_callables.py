@@ -443,3 +443,14 @@ def test_a_lambda_that_escapes_runs_in_the_interpreter():
     for _ in range(3):
         assert compiled(np.ones(2))(1.0).tolist() == [2.0, 2.0]
     assert "returning this value is not supported" in str(pyfront.explain(compiled))
+
+
+def lambdas_of_a_comprehension(x):
+    fs = [lambda: i for i in range(3)]  # each reads the comprehension's `i`, gone when called
+    i = 10  # noqa: F841 (a local of the same name the lambdas must not read)
+    return x + fs[0]()
+
+
+def test_a_lambda_made_in_a_comprehension_runs_in_the_interpreter():
+    compiled = check(lambdas_of_a_comprehension, [(np.ones(2),)] * 3)
+    assert "inside a comprehension" in str(pyfront.explain(compiled))

@@ -596,3 +596,15 @@ def test_appending_to_a_list_in_state_that_a_loop_or_a_store_changes_runs_in_the
         return h
     compiled = check(fn, [(holder(), np.ones(2) * k) for k in range(3)])
     assert reason in str(pyfront.explain(compiled))
+
+
+def deepcopy_of_nested_lists(x, lists):
+    q = copy.deepcopy(lists)
+    q[0].append(x)  # one list twice in the caller's list: both copies are one list
+    return q
+
+
+def test_deepcopy_of_lists_the_caller_nested_runs_in_the_interpreter():
+    inner = [1.0]
+    compiled = check(deepcopy_of_nested_lists, [(np.ones(2), [inner, inner]), (np.ones(2), [[1.0], [1.0]])] * 2)
+    assert "inside a list the caller passed" in str(pyfront.explain(compiled))
