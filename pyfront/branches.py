@@ -109,19 +109,19 @@ class BranchMixin:
         sides, taken, guards, outer_taken = [], [], [], self.draw_taken
         # A write into an array in a side puts its new version everywhere the array is held (buffers.py):
         # outer frames' names, stored values and the caller's written arrays are merged too.
-        outside, mutations, entry_inputs = self._outside_values(), dict(self.mutations), {}
+        outside, mutations, entry_inputs = self._held_values(outside_frame=True), dict(self.mutations), {}
         for t, example in self._input_arrays.values():
             entry_inputs.setdefault(id(example), t)
         side_mutations = []
         try:
             for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
                 self.draw_taken = {}
-                self._set_outside_values(outside)
+                self._set_held_values(outside, outside_frame=True)
                 self.mutations = dict(mutations)
                 with ir.InsertionPoint(block), S.branch_guards(block if guardable else None) as side_guards:
                     guards.append(side_guards)
                     try:
-                        sides.append(fn() + self._outside_values())
+                        sides.append(fn() + self._held_values(outside_frame=True))
                     except (FunctionReturn, LoopBreak, LoopContinue) as jump:
                         what = {FunctionReturn: "return", LoopBreak: "break", LoopContinue: "continue"}[type(jump)]
                         raise Unsupported(f"{what} inside a branch on a computed value is not supported yet",
@@ -198,7 +198,7 @@ class BranchMixin:
         values = values[:len(values) - len(drawn)]
         values, after, merged_versions = (values[:len(values) - extra], values[len(values) - extra:][:len(outside)],
                                           values[len(values) - len(written):] if written else [])
-        self._set_outside_values(after)
+        self._set_held_values(after, outside_frame=True)
         self.mutations = dict(mutations)
         for (k, example, path), version in zip(versions, merged_versions):
             self.mutations[k] = (example, path, Tensor(version.value, np.ndarray))

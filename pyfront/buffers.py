@@ -185,7 +185,7 @@ class BufferMixin:
 
     def _check_compile_time_aliases(self, array: Known, node: ast.AST) -> None:
         """A folded array (`np.zeros(3)`) must not be seen by other compile-time values (views, tuples)."""
-        for value in self._holders():
+        for value in self._held_values():
             if value is array:
                 continue
             for other in _arrays_in(value):
@@ -195,32 +195,21 @@ class BufferMixin:
 
     # Putting a new version everywhere -----------------------------------------------------
 
-    def _holders(self):
-        for frame in self.frames:
-            yield from frame.env.values()
-        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
-            yield from stored.values()
-        for _, value in self.stores.values():
-            yield value
-        for _, value in self.appends:
-            yield value
-        for items in self.appended_items.values():
-            yield from items
-
-    def _outside_values(self) -> list:
-        """The values a write in a side of a branch may replace besides the current frame's names
-        (branches.py merges them): outer frames' names, stored and pending values, appended items."""
-        values = [v for frame in self.frames[:-1] for v in frame.env.values()]
+    def _held_values(self, outside_frame: bool = False) -> list:
+        """Every value a write into an array must reach, in a fixed order: the frames' names (with
+        `outside_frame`, all but the current frame's, which a branch merges itself: branches.py),
+        stored and pending values, appended items. `_set_held_values` puts such a list back."""
+        frames = self.frames[:-1] if outside_frame else self.frames
+        values = [v for frame in frames for v in frame.env.values()]
         for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
             values += stored.values()
         values += [v for _, v in self.stores.values()]
         values += [v for _, v in self.appends]
         return values + [i for items in self.appended_items.values() for i in items]
 
-    def _set_outside_values(self, values: list) -> None:
-        """Put `values` (as `_outside_values` lists them) back where they are held."""
+    def _set_held_values(self, values: list, outside_frame: bool = False) -> None:
         it = iter(values)
-        for frame in self.frames[:-1]:
+        for frame in self.frames[:-1] if outside_frame else self.frames:
             for name in frame.env:
                 frame.env[name] = next(it)
         for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
@@ -269,17 +258,7 @@ class BufferMixin:
             memo[id(v)] = new
             return new
 
-        for frame in self.frames:
-            for name, value in frame.env.items():
-                frame.env[name] = swap(value)
-        for stored in (self.stored_attrs, self.stored_items, self.stored_roots):
-            for k, value in stored.items():
-                stored[k] = swap(value)
-        for k, (path, value) in self.stores.items():
-            self.stores[k] = (path, swap(value))
-        self.appends[:] = [(path, swap(value)) for path, value in self.appends]
-        for items in self.appended_items.values():
-            items[:] = [swap(i) for i in items]
+        self._set_held_values([swap(v) for v in self._held_values()])
         return swap
 
     # At the end ----------------------------------------------------------------------------
