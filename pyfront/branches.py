@@ -109,10 +109,7 @@ class BranchMixin:
         sides, taken, guards, outer_taken = [], [], [], self.draw_taken
         # A write into an array in a side puts its new version everywhere the array is held (buffers.py):
         # outer frames' names, stored values and the caller's written arrays are merged too.
-        outside, mutations, entry_inputs = self._held_values(outside_frame=True), dict(self.mutations), {}
-        for t, example in self._input_arrays.values():
-            entry_inputs.setdefault(id(example), t)
-        side_mutations = []
+        outside, mutations, side_mutations = self._held_values(outside_frame=True), dict(self.mutations), []
         try:
             for block, fn in ((draft.then_block, then_fn), (draft.else_block, else_fn)):
                 self.draw_taken = {}
@@ -132,18 +129,11 @@ class BranchMixin:
             self.draw_taken = outer_taken
             if self.hoist_points and self.hoist_points[0].ref_operation == draft.operation:
                 self.hoist_points.clear()
-        # The caller's arrays written in a side: their version on each path.
-        written = [k for k in side_mutations[0].keys() | side_mutations[1].keys()
-                   if side_mutations[0].get(k) is not side_mutations[1].get(k)]
-        versions = []
-        for k in written:
-            example, path, _ = side_mutations[0].get(k) or side_mutations[1][k]
-            before = mutations[k][2] if k in mutations else entry_inputs[k]
-            pair = [m[k][2] if k in m else before for m in side_mutations]
-            versions.append((k, example, path))
-            for side, version in zip(sides, pair):
-                side.append(version)
-        extra = len(outside) + len(written)
+        # The caller's arrays written (a state array read first in a side is read before the branch).
+        versions = self._versions_in_sides(mutations, side_mutations, self._read_inputs())
+        for side, i in zip(sides, (0, 1)):
+            side.extend(pair[i] for *_, pair in versions)
+        extra = len(outside) + len(versions)
         # Whether each random draw made in a side ran (draws.py), and whether each guard made in
         # a side held (true where that side did not run): more values to merge.
         drawn = sorted(taken[0].keys() | taken[1].keys())
@@ -153,19 +143,10 @@ class BranchMixin:
         sides[1].extend([Known(np.True_)] * len(guards[0]) + [Tensor(g.cond, np.bool_) for g in guards[1]])
         made = guards[0] + guards[1]
         what = ((names or ["the conditional expression"] * (len(sides[0]) - extra - len(drawn) - len(made)))
-                + ["a value held outside the branch"] * len(outside) + [f"the array at {p}" for _, _, p in versions]
+                + ["a value held outside the branch"] * len(outside) + [f"the array at {v[2]}" for v in versions]
                 + ["a random draw"] * len(drawn) + ["a guard's condition"] * len(made))
         conflicts = _alias_conflicts(list(zip(*sides)) + [(v, v) for v in unchanged])
-        merges: dict = {}
-        for a, b in zip(*sides):  # versions of one caller's array on both paths: still that array after it
-            for x, y, _ in _leaf_triples(a, b, None):
-                seen = [self._input_arrays.get(id(v)) if isinstance(v, Tensor) else None for v in (x, y)]
-                if x is not y and all(e is not None for e in seen) and seen[0][1] is seen[1][1] \
-                        and x.value.type == y.value.type and (id(x), id(y)) not in merges:
-                    merges[(id(x), id(y))] = (x, y, _PendingVersion(x, y, seen[0][1]))
-        start = len(sides[0]) - len(drawn) - len(made) - len(written)
-        for (k, example, path), x, y in zip(versions, sides[0][start:], sides[1][start:]):
-            merges.setdefault((id(x), id(y)), (x, y, _PendingVersion(x, y, example, path)))
+        merges = self._version_merges(sides, versions)
         with ir.InsertionPoint(draft.operation):  # constants materialized by _merge dominate both sides
             merged = [_merge(a, b, w, node, merges) for a, b, w in zip(*sides, what)]
             pending = list({id(p): p for m in merged for p in _pending(m)}.values())
@@ -196,13 +177,37 @@ class BranchMixin:
             S.guard(flag.value, g.kind, g.reason, g.site)
         outer_taken.update(zip(drawn, values[len(values) - len(drawn):]))
         values = values[:len(values) - len(drawn)]
-        values, after, merged_versions = (values[:len(values) - extra], values[len(values) - extra:][:len(outside)],
-                                          values[len(values) - len(written):] if written else [])
-        self._set_held_values(after, outside_frame=True)
+        values, after = values[:len(values) - extra], values[len(values) - extra:]
+        self._set_held_values(after[:len(outside)], outside_frame=True)
         self.mutations = dict(mutations)
-        for (k, example, path), version in zip(versions, merged_versions):
+        for (k, example, path, _), version in zip(versions, after[len(outside):]):
             self.mutations[k] = (example, path, Tensor(version.value, np.ndarray))
         return values
+
+    def _versions_in_sides(self, before: dict, sides: list[dict], entry: dict) -> list[tuple]:
+        """The caller's arrays a side of a branch wrote (buffers' `mutations` before it and after each
+        side; `entry`: the arrays as read): (key, the array, its path, [its version on each side])."""
+        found = []
+        for k in sides[0].keys() | sides[1].keys():
+            if sides[0].get(k) is not sides[1].get(k):
+                example, path, _ = sides[0].get(k) or sides[1][k]
+                unchanged = before[k][2] if k in before else entry[k]
+                found.append((k, example, path, [m[k][2] if k in m else unchanged for m in sides]))
+        return found
+
+    def _version_merges(self, sides: list[list], versions: list[tuple]) -> dict:
+        """`_merge`'s memo, filled for the values that are two versions of one array of the caller's:
+        after the branch it is still that array (`_PendingVersion`), not one of two objects."""
+        merges: dict = {}
+        for a, b in zip(*sides):
+            for x, y, _ in _leaf_triples(a, b, None):
+                seen = [self._input_arrays.get(id(v)) if isinstance(v, Tensor) else None for v in (x, y)]
+                if x is not y and all(e is not None for e in seen) and seen[0][1] is seen[1][1] \
+                        and x.value.type == y.value.type and (id(x), id(y)) not in merges:
+                    merges[(id(x), id(y))] = (x, y, _PendingVersion(x, y, seen[0][1]))
+        for _, example, path, (x, y) in versions:
+            merges.setdefault((id(x), id(y)), (x, y, _PendingVersion(x, y, example, path)))
+        return merges
 
     def _visit_if_returning(self, node: ast.If, rest: list[ast.stmt]) -> None:
         """An `if` at a function's top level with a return in a branch; `rest` follows it."""

@@ -63,6 +63,13 @@ class BufferMixin:
         self._input_arrays[id(t)] = (t, example)
         return t
 
+    def _read_inputs(self) -> dict[int, Tensor]:
+        """id(array the caller can see) -> a value read from it (the first)."""
+        found: dict[int, Tensor] = {}
+        for t, example in self._input_arrays.values():
+            found.setdefault(id(example), t)
+        return found
+
     def _by_value(self, v: Any) -> Any:
         """`v` for a print: a written input (or a view of one) by its value now, not by its path.
 

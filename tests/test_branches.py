@@ -458,8 +458,17 @@ def update_running_mean_if_finite(state, x):
     return state.mean.sum()
 
 
+def scale_or_shift_state(state, x):
+    if x.sum() > 0:  # the attribute is read first in a side
+        state.mean *= 2.0
+    else:
+        state.mean += x
+    return x * 1.0
+
+
 @pytest.mark.parametrize("fn, make", [
     (written_in_an_inlined_helper, lambda k: (np.array([1.0, -2.0]) * k,)),
+    (scale_or_shift_state, lambda k: (Running(), np.ones(2) * k)),
     (update_running_mean_if_finite, lambda k: (Running(), np.array([[1.0, np.inf if k % 2 else 2.0]]) * k)),
 ])
 def test_a_write_in_a_branch_reaches_every_holder_of_the_array(fn, make):
