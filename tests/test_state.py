@@ -439,10 +439,11 @@ def append_then_rebind(m, x):
     m.losses = []
 
 
-@pytest.mark.parametrize("fn, reason", [
-    (length_after_append, "reading arg0.losses after appending to it in the same call"),
-    (append_then_rebind, "appending to arg0.losses in a call that also stores arg0.losses"),
-])
-def test_a_list_read_or_rebound_after_an_append_runs_in_the_interpreter(fn, reason):
+@pytest.mark.parametrize("fn", [length_after_append, append_then_rebind])
+def test_a_list_read_or_rebound_after_an_append_compiles(fn):
     report = pyfront.explain(check(fn, [(History(), np.ones((4, 3)))] * 3))
-    assert report.compiled_calls == 0 and reason in str(report), str(report)
+    assert report.compiled_calls > 0, str(report)
+    history = History()
+    kept = history.losses
+    pyfront.compile(fn)(history, np.ones(2))
+    assert kept[-1] == 2.0  # the list the attribute held when the call began got the item
