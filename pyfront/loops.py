@@ -120,25 +120,40 @@ class LoopMixin:
             first = S.truth(self._test(node.test))
             S.guard(first, "trip-count", f"the while loop at line {node.lineno} runs at least once")
         outside = dict(env)
-        loop = scf.WhileOp([t.value.type for t in inits], [t.value for t in inits])
+        # A name the body binds before reading it leaves its value entering an iteration unread, and
+        # upstream canonicalization drops such arguments of the iteration block: IREE 3.13's stream
+        # conversion then crashed (its two regions' arguments differ). An iteration count k, carried
+        # too, lets each iteration read them (`k < 0`, never true, picks them).
+        unread = {n for n in names if _binds_before_reading(node.body, n)}
+        counted = [S.constant(0, np.dtype(np.int64))] if unread else []
+        types = [t.value.type for t in inits + counted]
+        loop = scf.WhileOp(types, [t.value for t in inits + counted])
         if not self.hoist_points:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
         try:
-            before = loop.before.blocks.append(*[t.value.type for t in inits])
+            before = loop.before.blocks.append(*types)
             with ir.InsertionPoint(before):
-                self._bind(names, [], inits, before.arguments)
+                self._bind(names, [], inits, before.arguments[:len(names)])
                 cond = S.truth(self._test(node.test))
                 scf.ConditionOp(tensor.extract(cond, []), list(before.arguments))
-            after = loop.after.blocks.append(*[t.value.type for t in inits])
+            after = loop.after.blocks.append(*types)
             with ir.InsertionPoint(after):
-                self._bind(names, [], inits, after.arguments)
+                entering = after.arguments[:len(names)]
+                self._bind(names, [], inits, entering)
                 self._visit_body(node.body)
                 self._check_carried(names, [], inits, outside, node)
-                scf.YieldOp([self.frame.env[n].value for n in names])
+                yields = [self.frame.env[n].value for n in names]
+                if unread:
+                    k = Tensor(after.arguments[len(names)], np.int64)
+                    never = S.ufunc(np.less, k, Known(np.int64(0)))
+                    yields = [S.where(never, Tensor(v, old.pytype), self.frame.env[n]).value if n in unread else y
+                              for n, v, old, y in zip(names, entering, inits, yields)]
+                    yields.append(S.ufunc(np.add, k, Known(np.int64(1))).value)
+                scf.YieldOp(yields)
         finally:
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
-        self._bind(names, [], inits, loop.results)
+        self._bind(names, [], inits, loop.results[:len(names)])
 
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""

@@ -409,8 +409,19 @@ def halve_until_done(x):
     return x, steps, done
 
 
+def halve_until_small_or_done(x, tol):
+    err, steps, done = 1.0, 0.0, False
+    while err > tol and not done:  # err and done are bound before they are read in the body
+        x = x * 0.5
+        err = float(np.abs(x).max())
+        steps += 1.0
+        done = steps >= 30.0
+    return x, steps, done
+
+
 @pytest.mark.parametrize("fn, make", [(halve_until_small, lambda k: (np.arange(3.0) * k, 0.01)),
-                                      (halve_until_done, lambda k: (np.arange(3.0) * k,))])
+                                      (halve_until_done, lambda k: (np.arange(3.0) * k,)),
+                                      (halve_until_small_or_done, lambda k: (np.arange(3.0) * k, 0.01))])
 def test_while_loops_carry_python_numbers(fn, make):
     compiled = check(fn, [make(k) for k in range(1, 6)])
     assert pyfront.explain(compiled).compiled_calls > 0, str(pyfront.explain(compiled))
