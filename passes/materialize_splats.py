@@ -12,7 +12,9 @@ an `arith.constant` splat tensor instead (measured: `splat_sum` over
 
 What: the *candidates* are the results of elementwise `linalg.generic` and
 `linalg.fill` ops that a reduction (a generic with a reduction iterator) reads
-or that the function returns. On a copy of the module, each candidate gets an
+or that the function returns (and, probed after them, the elementwise values a
+candidate not proven constant is made of: one read elsewhere too is not fused
+on the copy, but IREE fuses it). On a copy of the module, each candidate gets an
 opaque use (so it is not fused away), and upstream elementwise fusion,
 canonicalization and CSE run: what those prove constant (`x == x` on ints,
 `x * 0 + 3`, `uitofp(b) > -0.25` once fused with its producer) is what IREE's
@@ -51,7 +53,14 @@ def materialize_splats(module: ir.Operation) -> None:
     candidates = [v for fn in functions(module) for v in _candidates(fn.operation)]
     if not candidates:
         return
-    for value, splat in zip(candidates, _probe(module, candidates)):
+    found = list(zip(candidates, _probe(module, candidates)))
+    # A candidate not proven constant may be made of one that is, read elsewhere too (`v = x * 0 + 3;
+    # v.astype(int64).sum()` and `v[0]`): not fused into it on the copy, but IREE fuses it. Those are
+    # probed on their own (a probe's opaque use would keep them from fusing into the first candidates).
+    producers = _producers([v for v, splat in found if splat is None], set(candidates))
+    if producers:
+        found += zip(producers, _probe(module, producers))
+    for value, splat in found:
         if splat is None:
             continue
         shaped = ir.RankedTensorType(value.type)
@@ -93,6 +102,20 @@ def _candidates(fn: ir.Operation) -> list[ir.Value]:
                         visit(child)
 
     visit(fn)
+    return list(found)
+
+
+def _producers(values: list[ir.Value], known: set) -> list[ir.Value]:
+    """The elementwise values `values` are computed from, transitively, not among `known`."""
+    found: dict[ir.Value, None] = {}
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        if v.owner.operation.name == "linalg.generic":
+            for operand in v.owner.operation.opview.inputs:
+                if _is_elementwise_result(operand) and operand not in known and operand not in found:
+                    found[operand] = None
+                    todo.append(operand)
     return list(found)
 
 

@@ -128,7 +128,15 @@ def where_always_stored(b, box):
     return np.exp(v)
 
 
+def constant_sum_then_written(x):
+    v = x * 0 + 3  # read by the sum (through an astype) and by the write: not fused on a probe (fuzz seed 7)
+    total = v.sum()
+    v[0] += total
+    return total, v
+
+
 @pytest.mark.parametrize("fn, args", [
+    (constant_sum_then_written, (np.array([-2, -2], np.int32),)),
     (eq_self_sum, (np.arange(5),)),
     (times_zero_plus_three_sum, (np.arange(5),)),
     (times_zero_plus_one_mean, (np.arange(4),)),
