@@ -352,19 +352,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             elif kind is inspect.Parameter.VAR_KEYWORD and not canonical:
                 value = make_dict({k: v if _is_value(v) else Known(v) for k, v in value.items()})
             frame.env[name] = Known(value) if not _is_value(value) else value
-        self.frames.append(frame)
-        self.deepest = max(self.deepest, len(self.frames))
-        try:
-            self._visit_body(node.body, top=True)
-            result = Known(None)
-        except FunctionReturn as r:
-            result = r.value
-        except Unsupported as e:
-            e.located(self.node, frame.filename)
-            e.chain = e.chain or self._call_chain(e.lineno)
-            raise
-        finally:
-            self.frames.pop()
+        result = self._in_frame(frame, lambda: self._visit_body(node.body, top=True))
         if self.frames:
             self._unpoisoned(result, self.node)  # a callee whose return did not compile (survey)
         if not self.frames:
@@ -416,15 +404,24 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             kind = bound.signature.parameters[param].kind
             frame.env[param] = make_tuple(value) if kind is P.VAR_POSITIONAL else \
                 make_dict(dict(value)) if kind is P.VAR_KEYWORD else value
+        if isinstance(fn.node, ast.Lambda):
+            return self._in_frame(frame, lambda: self.visit(fn.node.body))
+        return self._in_frame(frame, lambda: self._visit_body(fn.node.body, top=True))
+
+    def _in_frame(self, frame: _Frame, run: Callable[[], Any]) -> Any:
+        """`run()` with `frame` as the innermost frame: what it returns, or what a `return` in it does
+        (None when the body falls off its end)."""
         self.frames.append(frame)
         self.deepest = max(self.deepest, len(self.frames))
         try:
-            if isinstance(fn.node, ast.Lambda):
-                return self.visit(fn.node.body)
-            self._visit_body(fn.node.body, top=True)
-            return Known(None)
+            result = run()
+            return Known(None) if result is None else result
         except FunctionReturn as r:
             return r.value
+        except Unsupported as e:
+            e.located(self.node, frame.filename)
+            e.chain = e.chain or self._call_chain(e.lineno)
+            raise
         finally:
             self.frames.pop()
 
