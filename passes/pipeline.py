@@ -5,7 +5,7 @@ cannot read (Python state, guards, pyfront array ops), keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
 and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero) or keep IREE
 from miscompiling (`materialize-splats`) or from building modules its runtime cannot load
-(`bound-dispatch-inputs`): a pipeline without one of them is wrong or cannot run, so
+(`bound-dispatch-inputs`, `isolate-loop-scalars`): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
 only make the program faster and may be left out, e.g. for an ablation:
 
@@ -37,13 +37,16 @@ JIT_PIPELINE: tuple[str, ...] = (
     "cse",
     # On the final linalg: IREE 3.13 forms dispatches its runtime refuses to load otherwise.
     "bound-dispatch-inputs",
+    # Likewise: IREE 3.13 forms a scalar dispatch in a loop body that depends on itself otherwise.
+    "isolate-loop-scalars",
     # Last: it adds arguments to the final signature. The JIT leaves it out
     # where the runtime has no displaced state buffer to offer (runtime/jit.py).
     "bind-result-storage",
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
-                             "lower-to-linalg", "materialize-splats", "bound-dispatch-inputs")
+                             "lower-to-linalg", "materialize-splats", "bound-dispatch-inputs",
+                             "isolate-loop-scalars")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so
 # fuse saves only a dispatch or three (mostly guard-fp-events' checks), and it

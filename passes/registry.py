@@ -61,6 +61,7 @@ def _load_all() -> None:
         guard_fp_events,
         guard_subnormal_inputs,
         hoist_entry_guards,
+        isolate_loop_scalars,
         lower_deferred_state,
         lower_guards,
         lower_to_linalg,

@@ -43,13 +43,15 @@ MAX_KERNELS = 64
 
 
 def _is_kernel(op: ir.Operation) -> bool:
-    """A contraction or reduction (its float results may hold NaN from anywhere: "nonfinite"), or
-    an op over `axes` that reads other elements than its own position (gathers, scatters, argmax)."""
+    """A contraction or reduction (its float results may hold NaN from anywhere: "nonfinite"), an
+    op over `axes` that reads other elements than its own position (gathers, scatters, argmax), or
+    a slice at offsets computed at run time, which unrolling bakes into a kernel per copy."""
     prim = by_op_name(op.name)
     if prim is None:
         return False
     reduces = prim.fp_events is not None and prim.fp_events.detect == "nonfinite"
-    return reduces or any(a.name == "axes" for a in prim.params) and prim.name != "flip"
+    return (reduces or any(a.name == "axes" for a in prim.params) and prim.name != "flip"
+            or prim.name in ("dynamic_slice", "dynamic_update_slice"))
 
 
 def budget() -> int:

@@ -115,7 +115,7 @@ class BranchMixin:
                 self.draw_taken = {}
                 self._set_held_values(outside, outside_frame=True)
                 self.mutations = dict(mutations)
-                with ir.InsertionPoint(block), S.branch_guards(block if guardable else None) as side_guards:
+                with ir.InsertionPoint(block), S.region_guards(block if guardable else None) as side_guards:
                     guards.append(side_guards)
                     try:
                         sides.append(fn() + self._held_values(outside_frame=True))

@@ -53,8 +53,11 @@ Not compiled (the call runs in the interpreter, and `explain` says why):
 - any other draw with a parameter computed at run time (`rng.uniform(low,
   x)`, `choice` without replacement): NumPy derives such draws with its own
   arithmetic on the parameters, which compiled code does not reproduce;
-- a draw inside a loop on a computed value (scf.for/while): how often it
-  draws depends on the data, so it cannot be drawn before the call.
+- a draw inside a `while` on a computed value, a loop over an array whose
+  length varies, or a branch on a computed value inside a loop: how often it
+  draws depends on the data, so it cannot be drawn before the call. (A draw in
+  a loop of a fixed trip count, an scf.for over a range, is drawn before the
+  call once per iteration: `DrawLoop`, and runtime/host_draws.py.)
 
 A draw inside a branch on a computed value that became an scf.if (epsilon-
 greedy exploration) is drawn before the call like any other, and the graph
@@ -77,6 +80,8 @@ import inspect
 import operator
 import random
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -197,9 +202,7 @@ class DrawMixin:
         if method not in DRAWS[type(generator)] and not reseeds:
             raise Unsupported(f"{text} is not a random draw the compiler makes (those of a "
                               f"{type(generator).__name__} are {', '.join(sorted(DRAWS[type(generator)]))})", node)
-        if _inside_loop():
-            raise Unsupported(f"{text} inside a loop on a computed value: how many numbers the call draws "
-                              "depends on the data, so they cannot be drawn before it", node)
+        in_branch, loops = self._draw_loops(text, reseeds, node)
         computed = [v for v in (*args, *kwargs.values()) if not _is_known(v)]
         if (not reseeds and computed and method in ("normal", "choice") and type(generator) in _UNIFORM
                 and not all(self._state_array_at_call(v) for v in computed)):
@@ -219,15 +222,32 @@ class DrawMixin:
         index = len(self.draws)
         # (A generator read at call time is not held: the variant would keep the caller's object alive.)
         source, fixed = (None, generator) if receiver is None else (receiver.path, None)
-        self.draws.append(HostDraw(source, fixed, method, values, keywords, outcome, self._site(node), text))
-        if self.hoist_points:  # in a branch on a computed value: it is drawn whether or not the branch runs
+        draw = HostDraw(source, fixed, method, values, keywords, outcome, self._site(node), text,
+                        tuple((loop.key, loop.trips) for loop in loops))
+        self.draws.append(draw)
+        if in_branch:  # in a branch on a computed value: it is drawn whether or not the branch runs
             self.draw_taken[index] = Known(True)
         if reseeds:
             return Known(None)
-        # An input of the call: in a branch, defined before it (as state reads are).
+        # An input of the call: in a branch or loop, defined before it (as state reads are).
         with self._state_ip() or ir.InsertionPoint.current:
-            result = core.HOST_DRAW.build([], [tensor_type(outcome.shape, outcome.dtype)], index=index, draw=text)
-        return Tensor(result.result, outcome.pytype)
+            value = core.HOST_DRAW.build([], [tensor_type(draw.stacked_shape, outcome.dtype)], index=index,
+                                         draw=text).result
+        for loop in loops:  # this iteration's draw
+            value = S.build("take", [value, loop.iteration()])
+        return Tensor(value, outcome.pytype)
+
+    def _draw_loops(self, text: str, reseeds: bool, node: ast.AST) -> tuple[bool, list[DrawLoop]]:
+        """Whether a draw here is in a branch on a computed value, and the loops around it (outermost
+        first), which must draw a fixed number of times."""
+        regions = S.enclosing_regions()
+        loops = [r for r in regions if r in ("scf.for", "scf.while")]
+        if loops and ("scf.while" in loops or "scf.if" in regions[:regions.index(loops[-1])] or reseeds
+                      or len(self.draw_loops) != len(loops) or None in (loop.trips for loop in self.draw_loops)):
+            raise Unsupported(f"{text} inside a loop on a computed value, or inside a branch on one in a loop: "
+                              "how many numbers the call draws depends on the data, so they cannot be drawn "
+                              "before it", node)
+        return "scf.if" in regions, list(self.draw_loops)
 
     def _normal(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
         """`normal(loc, scale, size)` with a computed parameter: `loc + scale * standard_normal(shape)`,
@@ -350,14 +370,14 @@ def _checked_probabilities(p: Tensor, text: str) -> Tensor:
     return p
 
 
-def _inside_loop() -> bool:
-    """Whether code generated here is in the body of an scf.for or scf.while (of the function being built)."""
-    op = ir.InsertionPoint.current.block.owner
-    while op is not None and op.operation.name != "func.func":
-        if op.operation.name in ("scf.for", "scf.while"):
-            return True
-        op = op.operation.parent
-    return False
+@dataclass(frozen=True)
+class DrawLoop:
+    """An scf.for the graph generator is building: each of its `trips` iterations draws anew (None:
+    the trip count varies). `iteration()` builds the iteration's number, 0 to trips - 1, as an i64."""
+
+    key: int
+    trips: int | None
+    iteration: Callable[[], ir.Value]
 
 
 def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:

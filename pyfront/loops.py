@@ -34,6 +34,7 @@ is read once, before the loop.
 from __future__ import annotations
 
 import ast
+import itertools
 from typing import Any
 
 import numpy as np
@@ -44,11 +45,13 @@ from pyfront.constructs import construct
 from pyfront.dialects.mlir import arith, ir, scf, tensor
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
+from pyfront.draws import DrawLoop
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
 from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
+_loop_keys = itertools.count()  # names of the scf.for loops around random draws (draws.DrawLoop)
 
 
 class LoopMixin:
@@ -158,7 +161,8 @@ class LoopMixin:
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
         upper = emit.dim(rows.value, 0)
-        self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), iteration_locals=True)
+        self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), None,
+                      iteration_locals=True)
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
         self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
@@ -170,14 +174,17 @@ class LoopMixin:
         if len(steps) > MAX_STATIC_UNROLL:
             self._for_range(node, steps, iteration_locals=True)  # too long to unroll: a real loop or nothing
             return True
-        if self.hoist_points or node.orelse:
-            return False  # inside a real loop or a branch on a computed value: keep unrolling here
-        if self._attempt(lambda: self._for_range(node, steps)) is None:
+        if node.orelse or "scf.if" in S.enclosing_regions():
+            return False  # inside a branch on a computed value: keep unrolling here
+        # Inside a real loop (made so because unrolling was too large), an scf.for too: the unroll
+        # pass unrolls it within its budget of IREE kernels.
+        if self._attempt(lambda: self._for_range(node, steps, iteration_locals=bool(self.hoist_points))) is None:
             return True
         if self._unrolling_attempts:
             return False  # the loop around unrolls this one (or makes it an scf.for if that is too large)
         # Unrolled, unless that is too large (a loop nest: cs231n's naive convolution); then an scf.for
-        # whose iterations bind names of their own (`window = x[...]`, inner loops' counters).
+        # whose iterations bind names of their own (`window = x[...]`, inner loops' counters), around
+        # the inner loops, which are unrolled in turn or become scf.for loops too.
         self._unrolling_attempts += 1
         try:
             error = self._attempt(lambda: self._unroll(node, Known(steps)))
@@ -203,14 +210,16 @@ class LoopMixin:
         counter = self._range_counter(steps, counts_values=steps.step > 0)
         if steps.step > 0:
             self._scf_for(node, emit.index(steps.start), emit.index(steps.stop), counter, emit.index(steps.step),
-                          iteration_locals)
+                          len(steps), iteration_locals)
         else:
-            self._scf_for(node, emit.index(0), emit.index(len(steps)), counter, emit.index(1), iteration_locals)
+            self._scf_for(node, emit.index(0), emit.index(len(steps)), counter, emit.index(1), len(steps),
+                          iteration_locals)
         self.frame.env[node.target.id] = Known(steps[-1])
 
     def _scf_for(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value,
-                 iteration_locals: bool = False) -> None:
-        """scf.for from `lower` to `upper` by `step`; `target(i)` is the loop variable's value in iteration i.
+                 trips: int | None, iteration_locals: bool = False) -> None:
+        """scf.for from `lower` to `upper` by `step`, `trips` times (None: a number that varies);
+        `target(i)` is the loop variable's value in iteration i.
 
         With `iteration_locals`, names the body binds that hold no array or scalar before the loop
         (`window = x[i:i + k]`, an inner loop's counter) are the iterations' own, not carried in:
@@ -239,8 +248,11 @@ class LoopMixin:
             self.hoist_points.append(ir.InsertionPoint(loop.operation))
         outer_slots = dict(self.carried_slots)
         self.carried_slots.update((key, obj) for key, obj in slots)
+        iv = loop.induction_variable
+        self.draw_loops.append(DrawLoop(next(_loop_keys), trips,
+                                        lambda: _as_int64(arith.divui(arith.subi(iv, lower), step))))
         try:
-            with ir.InsertionPoint(loop.body):
+            with ir.InsertionPoint(loop.body), S.region_guards(loop.body) as guards:
                 self._bind(names, slots, inits, loop.inner_iter_args)
                 env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
@@ -248,15 +260,19 @@ class LoopMixin:
                 # The local names' last values are kept for after the loop where they are arrays or
                 # scalars: carried too, from zeros that no iteration reads.
                 kept = [self.frame.env[n] for n in local if _keepable(self.frame.env.get(n))]
-                scf.YieldOp([t.value for t in finals + kept])  # a branch may rebind the env
+                # (a branch may rebind the env) Then whether each guard made in the body held.
+                scf.YieldOp([t.value for t in finals + kept] + [g.cond for g in guards])
         finally:
             self.carried_slots = outer_slots
+            self.draw_loops.pop()
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
-        if kept:
+        if kept or guards:
             with ir.InsertionPoint(loop.operation):
                 zeros = [S.full(t.shape, 0, t.dtype).value for t in kept]
-            loop = _with_more_carried(loop, lower, upper, step, [t.value for t in inits] + zeros)
+                held = [S.constant(np.True_).value for _ in guards]
+            loop = _with_more_carried(loop, lower, upper, step, [t.value for t in inits] + zeros + held)
+            _held_in_every_iteration(loop, len(guards))
         self._bind(names, slots, inits, loop.results)
         after = iter(loop.results[len(inits):])
         for name in local:  # after the loop: the last iteration's value
@@ -269,6 +285,8 @@ class LoopMixin:
                                                    "binds it)")
         for (key, obj), value in zip(slots, loop.results[len(names):]):
             self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
+        for g, held in zip(guards, loop.results[len(loop.results) - len(guards):]):
+            S.guard(held, g.kind, g.reason, g.site)  # after the loop: whatever is around it
 
     def _range_counter(self, steps: range, counts_values: bool = False):
         """The loop variable, from an index value: the k-th iteration's (`steps[k]`), or, with
@@ -468,6 +486,17 @@ def _with_more_carried(loop: scf.ForOp, lower: ir.Value, upper: ir.Value, step: 
         new.body.append(op)
     loop.operation.erase()
     return new
+
+
+def _held_in_every_iteration(loop: scf.ForOp, count: int) -> None:
+    """The last `count` values `loop` carries are guards' conditions, from true: make each iteration
+    yield "it held in every iteration so far" (the condition and the value carried in)."""
+    yield_op = list(loop.body.operations)[-1]
+    first = len(yield_op.operands) - count
+    with ir.InsertionPoint(yield_op):
+        for k in range(first, first + count):
+            so_far = Tensor(loop.inner_iter_args[k], np.bool_)
+            yield_op.operands[k] = S.ufunc(np.logical_and, so_far, Tensor(yield_op.operands[k], np.bool_)).value
 
 
 def _carriable(value: Any) -> bool:

@@ -23,10 +23,10 @@ import numpy as np
 from pyfront import layout
 from pyfront.compile_warnings import warnings_as
 from pyfront.dialects.core import GUARD
-from pyfront.dialects.mlir import arith, ir
+from pyfront.dialects.mlir import arith, ir, tensor
 from pyfront.dialects.primitives import emit, get
 from pyfront.dialects.primitives.elementwise import BINARY, COMPARE, UNARY
-from pyfront.dialects.types import SUPPORTED_DTYPES, tensor_type
+from pyfront.dialects.types import SUPPORTED_DTYPES, is_tensor, tensor_type
 from pyfront.errors import Unsupported
 from pyfront.values import BoundedInt, FloatOrFloat64, Known, Seq, Tensor, Text, View
 
@@ -507,8 +507,9 @@ def reduce_all(flags: ir.Value) -> ir.Value:
 
 
 @dataclass(frozen=True)
-class BranchGuard:
-    """A guard made in a side of a branch on a computed value (`branch_guards`)."""
+class RegionGuard:
+    """A guard made in a region that cannot deopt from inside: a side of a branch on a computed value,
+    or a real loop's body (`region_guards`)."""
 
     cond: ir.Value
     kind: str
@@ -516,23 +517,27 @@ class BranchGuard:
     site: str
 
 
-# The side of a branch being built, and the guards made in it: (its block, [BranchGuard]).
-_BRANCH_SIDE: ContextVar[tuple[ir.Block, list] | None] = ContextVar("branch_side", default=None)
+# The region being built, and the guards made in it: (its block, [RegionGuard]).
+_REGION: ContextVar[tuple[ir.Block, list] | None] = ContextVar("guard_region", default=None)
 
 
 @contextmanager
-def branch_guards(block: ir.Block | None) -> Iterator[list[BranchGuard]]:
-    """Collect the guards made in `block`, a side of a branch (None: one where no guard can go).
+def region_guards(block: ir.Block | None) -> Iterator[list[RegionGuard]]:
+    """Collect the guards made in `block`, a side of a branch or a loop body (None: one where no
+    guard can go).
 
-    A guard cannot deopt from inside the branch; the side yields its condition and
-    the guard goes after the branch, on "the side did not run, or it held".
+    A guard cannot deopt from inside a region: a side yields its condition and the guard goes after
+    the branch, on "the side did not run, or it held"; a loop carries "it held in every iteration so
+    far" and the guard goes after the loop. Compiled code goes on computing after an assumption
+    failed (the call's results are then dropped, the interpreter re-runs it): the primitives'
+    lowerings clamp what they index with, so that is memory safe.
     """
-    guards: list[BranchGuard] = []
-    token = _BRANCH_SIDE.set(None if block is None else (block, guards))
+    guards: list[RegionGuard] = []
+    token = _REGION.set(None if block is None else (block, guards))
     try:
         yield guards
     finally:
-        _BRANCH_SIDE.reset(token)
+        _REGION.reset(token)
 
 
 def at_function_level() -> bool:
@@ -541,22 +546,28 @@ def at_function_level() -> bool:
     return owner is None or owner.operation.name == "func.func"
 
 
-def in_loop() -> bool:
-    """Whether ops built here are inside a real loop's body (scf.for, scf.while): they may run many times."""
+def enclosing_regions() -> list[str]:
+    """The names of the ops whose regions hold ops built here (scf.for, scf.if, ...), innermost first,
+    up to the function."""
+    names = []
     op = ir.InsertionPoint.current.block.owner
     op = op.operation if op is not None else None
     while op is not None and op.name != "func.func":
-        if op.name in ("scf.for", "scf.while"):
-            return True
+        names.append(op.name)
         op = op.parent
-    return False
+    return names
+
+
+def in_loop() -> bool:
+    """Whether ops built here are inside a real loop's body (scf.for, scf.while): they may run many times."""
+    return any(name in ("scf.for", "scf.while") for name in enclosing_regions())
 
 
 def can_guard() -> bool:
-    """Whether a guard may be made here: at function level, or in a side of a branch
-    (`branch_guards`), not inside a real loop."""
-    side = _BRANCH_SIDE.get()
-    return at_function_level() or side is not None and side[0] == ir.InsertionPoint.current.block
+    """Whether a guard may be made here: at function level, or directly in a region that collects
+    guards (`region_guards`)."""
+    region = _REGION.get()
+    return at_function_level() or region is not None and region[0] == ir.InsertionPoint.current.block
 
 
 def resolve_float_or_float64(v: FloatOrFloat64, what: str) -> Tensor:
@@ -566,14 +577,16 @@ def resolve_float_or_float64(v: FloatOrFloat64, what: str) -> Tensor:
 
 
 def guard(cond: ir.Value, kind: str, reason: str, site: str | None = None) -> None:
-    """An in-graph `pyfront.guard` at the current location, or after the branch this is a side of."""
+    """An in-graph `pyfront.guard` at the current location, or after the branch or loop this is in."""
     if not can_guard():
-        raise Unsupported(f"a {kind} assumption inside a loop that is not unrolled is not supported yet")
+        raise Unsupported(f"a {kind} assumption inside a while loop on a computed condition is not supported yet")
     site = site or _site()
     if at_function_level():
         GUARD.build([cond], [], kind=kind, reason=reason, site=site)
     else:
-        _BRANCH_SIDE.get()[1].append(BranchGuard(cond, kind, reason, site))
+        if not is_tensor(cond.type):
+            cond = tensor.from_elements(tensor_type((), BOOL), [cond])
+        _REGION.get()[1].append(RegionGuard(cond, kind, reason, site))
 
 
 def truth(v: Any) -> ir.Value:

@@ -26,6 +26,15 @@ was before its first draw whose branch did not run (`Drawn.settle`). That is
 right when no draw of the generator after it ran, as when the draw in the
 branch is the call's last one; otherwise the call runs in the interpreter.
 
+Draws in loops of a fixed trip count (scf.for: a dropout mask drawn per sample,
+`for i in range(len(images)): mask = np.random.randint(2, size=...)`) are made
+as the loops would make them: `HostDraw.loops` names the loops around a draw,
+outermost first, and `take` runs the loop nest on the host, each iteration's
+draws in program order, stacking a draw's values along one leading axis per
+loop; compiled code reads iteration k's value at index k. NumPy's generators
+give the same numbers as the interpreter's loop, since they are the same
+calls in the same order.
+
 Generators are `np.random.Generator`, `np.random.RandomState` (also the
 global one behind `np.random.rand`, which `np.random.seed` re-seeds in place)
 and `random.Random` (behind the `random` module's functions), of exactly
@@ -126,6 +135,12 @@ class HostDraw:
     outcome: Outcome | None  # None: a re-seeding (`np.random.seed(0)`), which gives None
     site: str  # file:line of the call in the user's code
     text: str  # what the code calls, for people: "np.random.rand", "Generator.normal"
+    loops: tuple[tuple[int, int], ...] = ()  # (loop, trip count) of the loops around it, outermost first
+
+    @property
+    def stacked_shape(self) -> tuple[int, ...]:
+        """The shape of its values in one call: one axis per loop around it, then one draw's."""
+        return tuple(trips for _, trips in self.loops) + self.outcome.shape
 
 
 class DrawFailed(Exception):
@@ -185,6 +200,7 @@ class HostDraws:
         self._generators = [make_resolver(d.source, fn) if d.source is not None else _fixed(d.generator)
                             for d in draws]
         self._arguments = [_arguments(d, fn) for d in draws]
+        self._plan = _loop_nest(draws, list(range(len(draws))), 0)
 
     def __bool__(self) -> bool:
         return bool(self.draws)
@@ -206,15 +222,50 @@ class HostDraws:
                 seen.add(id(generator))
                 drawn.snapshots.append((generator, snapshot(generator)))
         drawn.generators = generators
+        values: list[list] = [[] for _ in self.draws]
+
+        def make(k: int) -> None:
+            if k in self.in_branches and k not in drawn.before:
+                drawn.before[k] = (generators[k], snapshot(generators[k]))
+            values[k].append(_make(self.draws[k], generators[k], *self._arguments[k](args)))
+
         try:
-            for k, (draw, generator) in enumerate(zip(self.draws, generators)):
-                if k in self.in_branches:
-                    drawn.before[k] = (generator, snapshot(generator))
-                drawn.values.append(_make(draw, generator, *self._arguments[k](args)))
+            _run_loop_nest(self._plan, make)
         except BaseException:
             drawn.restore()
             raise
+        drawn.values = [vs[0] if not d.loops else np.array(vs, d.outcome.dtype).reshape(d.stacked_shape)
+                        for d, vs in zip(self.draws, values)]
         return drawn
+
+
+def _loop_nest(draws: list[HostDraw], ks: list[int], depth: int) -> list:
+    """Draws `ks` (in program order, inside the same `depth` loops) as a plan: a draw's index, or
+    (trip count, the plan of one iteration) for the draws of a loop at depth `depth`."""
+    plan, i = [], 0
+    while i < len(ks):
+        loops = draws[ks[i]].loops
+        if len(loops) == depth:
+            plan.append(ks[i])
+            i += 1
+            continue
+        key, trips = loops[depth]
+        j = i
+        while j < len(ks) and len(draws[ks[j]].loops) > depth and draws[ks[j]].loops[depth][0] == key:
+            j += 1
+        plan.append((trips, _loop_nest(draws, ks[i:j], depth + 1)))
+        i = j
+    return plan
+
+
+def _run_loop_nest(plan: list, make) -> None:
+    for item in plan:
+        if isinstance(item, int):
+            make(item)
+        else:
+            trips, body = item
+            for _ in range(trips):
+                _run_loop_nest(body, make)
 
 
 def _arguments(draw: HostDraw, fn: Any):

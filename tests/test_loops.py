@@ -69,10 +69,10 @@ def count_while(x):
 
 
 def test_python_int_counter_in_a_computed_loop_runs_interpreted():
-    # (Carried as an int64, `n += 1` needs a guard against overflowing it: not yet inside real loops.)
+    # (Carried as an int64, `n += 1` needs a guard against overflowing it: not yet inside scf.while.)
     x = np.array([8.0, 8.0])
     compiled = check(count_while, [(x,), (x,), (x,)])
-    assert "inside a loop that is not unrolled" in str(pyfront.explain(compiled))
+    assert "inside a while loop on a computed condition" in str(pyfront.explain(compiled))
 
 
 def run_rnn(seq, h, w):
@@ -363,6 +363,47 @@ def test_a_loop_nest_too_large_to_unroll_compiles_with_iteration_local_names():
              for _ in range(3)]
     report = pyfront.explain(check(conv_forward_naive, calls, profile_calls=1))
     assert report.compiled_calls > report.verified_calls, str(report)
+
+
+def test_a_loop_nest_too_large_for_one_scf_for_nests_scf_for_loops():
+    # With a small graph budget not even one image's loops unroll: the n and f loops are scf.for
+    # loops around scf.for loops (the unroll pass then unrolls what fits its budget of kernels).
+    rng = np.random.default_rng(2)
+    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(3, 3, 3, 3)), rng.normal(size=3), 1)
+             for _ in range(3)]
+    report = pyfront.explain(check(conv_forward_naive, calls, profile_calls=1, max_graph_nodes=400))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+# Guards made in a real loop's body go after the loop, on "held in every iteration".
+
+
+def count_correct(scores, labels, table):
+    """Grokking's per-sample accuracy count (`int(argmax == label)`: a guard on ties of +0.0 and
+    -0.0), an embedding row by a computed index (a bounds guard), and a branch the profile saw go one
+    way (a speculation guard), in a loop too long to unroll."""
+    correct, total = 0, np.zeros(table.shape[1])
+    for i in range(len(scores)):
+        correct += int(np.argmax(scores[i]) == labels[i])
+        total = total + table[labels[i] * 2]
+        if scores[i, 0] < 5.0:
+            total = total * 0.5
+    return correct, total
+
+
+def test_guards_in_a_real_loop_hold_or_deopt():
+    rng = np.random.default_rng(3)
+    scores, labels, table = rng.normal(size=(300, 4)), rng.integers(0, 4, 300), rng.normal(size=(8, 2))
+    far = scores.copy()
+    far[7, 0] = 9.0  # the branch the profile never saw not taken
+    ties = scores.copy()
+    ties[5] = [0.0, -0.0, -1.0, -2.0]  # NumPy's argmax of a +0.0/-0.0 tie
+    wide = labels.copy()
+    wide[9] = 4  # table[8]: IndexError, from the interpreter
+    calls = [(scores, labels, table), (scores * 2, labels, table), (scores, labels[::-1].copy(), table),
+             (far, labels, table), (ties, labels, table), (scores, wide, table)]
+    report = pyfront.explain(check(count_correct, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls and report.deopts >= 2, str(report)
 
 
 def last_step(xs, W):

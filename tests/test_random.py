@@ -721,9 +721,29 @@ def test_choice_without_replacement_with_computed_probabilities_runs_in_the_inte
     assert "Generator.choice with a computed p and replace=False" in report
 
 
-def test_a_draw_in_a_long_loop_runs_in_the_interpreter():
+def per_sample_dropout(rng, xs, keep):
+    """Grokking's per-sample loop at a dataset's length (a real loop, not unrolled): a dropout mask,
+    a legacy draw and a Python float drawn each iteration, and draws in an inner loop."""
+    total = np.zeros(xs.shape[1])
+    for i in range(len(xs)):
+        mask = rng.random(xs.shape[1]) < keep
+        total = total + xs[i] * mask * np.random.randint(2, size=xs.shape[1]) + rng.normal()
+        for _ in range(2):
+            total = total * (1.0 + 0.01 * rng.standard_normal())
+    return total, rng.random()
+
+
+def test_draws_in_a_long_loop_are_made_on_the_host_per_iteration():
+    xs = np.linspace(-1, 1, 300 * 4).reshape(300, 4)
+    np.random.seed(5)
+    compiled = check(per_sample_dropout, [(np.random.default_rng(s), xs, 0.5) for s in (0, 0, 1, 2)],
+                     shared=[GLOBAL_STATE])
+    assert_ran_compiled(compiled)
+
+
+def test_a_draw_in_a_loop_on_a_computed_condition_runs_in_the_interpreter():
     def walk(rng, x):
-        for _ in range(300):
+        while x.sum() < 10.0:
             x = x + rng.random(x.shape)
         return x
 

@@ -1,0 +1,59 @@
+"""isolate-loop-scalars: keep IREE from grouping a loop's single-element values into a cycle.
+
+Why: IREE 3.13's FormScalarDispatches puts the single-element ops of a block
+into one dispatch (see bound_dispatch_inputs.py). In the body of a real loop
+that carries a single-element value (an int counter `correct += int(...)`, a
+guard's "held so far" flag) beside other values, the group it forms from the
+ops reading the carried value and the ops the rest of the body computes made
+IREE's stream partitioning fail with "circular dependency: input operation
+uses partition output": the function did not compile (the call ran in the
+interpreter), e.g. `c = c + labels[i]; t = t + x[i]` over 300 rows.
+
+What: every single-element tensor a loop region receives (an scf.for body's
+iteration arguments, both regions' arguments of an scf.while) is read
+through a `util.optimization_barrier` at the start of the region, which IREE
+does not fuse across, so the carried value enters the body as the result of
+an op IREE does not take into its scalar group.
+
+Assumes: linalg on tensors (after lower-to-linalg), IREE's
+`util.optimization_barrier` available to the compiler the module goes to.
+Guarantees: values are unchanged (a barrier is the identity); a module with
+no such loop is unchanged.
+"""
+
+from __future__ import annotations
+
+from pyfront.dialects.mlir import ir, walk
+from pyfront.dialects.types import is_tensor
+from pyfront.passes.bound_dispatch_inputs import BARRIER
+from pyfront.passes.registry import register_pass
+
+_LOOPS = ("scf.for", "scf.while")
+
+
+def _single_element(t: ir.Type) -> bool:
+    return is_tensor(t) and all(d == 1 for d in ir.RankedTensorType(t).shape)
+
+
+@register_pass("isolate-loop-scalars",
+               "Read the single-element values a loop carries through an optimization barrier at the start "
+               "of its body (IREE 3.13 otherwise forms a scalar dispatch that depends on itself).")
+def isolate_loop_scalars(module: ir.Operation) -> None:
+    blocks: list[ir.Block] = []
+
+    def collect(op):
+        if op.name in _LOOPS:
+            blocks.extend(region.blocks[0] for region in op.regions)
+        return ir.WalkResult.ADVANCE
+
+    walk(module, collect)
+    for block in blocks:
+        first = list(block.operations)[0]
+        for arg in block.arguments:
+            uses = [(use.owner, use.operand_number) for use in arg.uses]
+            if not _single_element(arg.type) or not uses:
+                continue
+            with ir.InsertionPoint(first), first.location:
+                cut = ir.Operation.create(BARRIER, results=[arg.type], operands=[arg]).result
+            for user, operand in uses:
+                user.operands[operand] = cut
