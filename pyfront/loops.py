@@ -25,10 +25,14 @@ Which loops become what:
 - a `for` over the rows of an array whose length varies between calls (a
   relaxed, dynamic first dim): `scf.for`.
 The loop-carried values are the variables the body assigns, which must be
-computed arrays or scalars of one type and shape on every iteration. Guards,
-stores, prints and list growth inside real loops are not supported yet (the
-call then runs in the interpreter, or the range loop is unrolled here); state
-is read once, before the loop.
+computed arrays or scalars of one type and shape on every iteration. A guard
+made in an scf.for body (an index bound, a speculated branch, a Python int
+staying in int64) is carried as "held in every iteration so far" and checked
+after the loop (semantics.region_guards); random draws in it are made on the
+host, once per iteration (draws.DrawLoop). Guards in an scf.while body, and
+stores, prints, list growth and writes into the caller's arrays inside any
+real loop, are not supported yet (the call then runs in the interpreter, or
+the range loop is unrolled here); state is read once, before the loop.
 """
 
 from __future__ import annotations
