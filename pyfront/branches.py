@@ -535,3 +535,11 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
     return names
+
+
+def rebound_names(body: list[ast.stmt]) -> set[str]:
+    """Names `body` binds to a new value: not those only augmented in place (`W -= g` on an array)."""
+    augmented = {id(sub.target) for stmt in body for sub in ast.walk(stmt) if isinstance(sub, ast.AugAssign)}
+    return {sub.id for stmt in body for sub in ast.walk(stmt)
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and id(sub) not in augmented}
+

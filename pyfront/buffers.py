@@ -158,13 +158,19 @@ class BufferMixin:
         entry = self._input_arrays.get(id(root))
         if entry is None or entry[0] is not root:
             raise Unsupported(f"writing into the array at {root.source} is not supported yet", node)
-        if S.in_loop():
-            raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop on a "
-                              "computed value is not supported yet", node)
         example = entry[1]
+        if S.in_loop():
+            self._check_loops_carry(example, root, node)
         self._check_overlaps(example, root.source, node)
         first = self.mutations.get(id(example))
-        self.mutations[id(example)] = (example, first[1] if first else root.source, contents)
+        return self._new_version(example, first[1] if first else root.source, contents)(target)
+
+    def _new_version(self, example: np.ndarray, path: Any, contents: Tensor):
+        """The caller's array `example` (at `path`) holds `contents` now: it is recorded as written,
+        and every value that is a version of it, or a view of one, becomes the new version.
+
+        Returns the replacement function, for values held elsewhere (`_swap_buffer`)."""
+        self.mutations[id(example)] = (example, path, contents)
 
         def same_buffer(v: Tensor) -> bool:
             seen = self._input_arrays.get(id(v))
@@ -175,7 +181,15 @@ class BufferMixin:
             self._input_arrays[id(new)] = (new, example)
             return new
 
-        return self._swap_buffer(same_buffer, version)(target)
+        return self._swap_buffer(same_buffer, version)
+
+    def _callers_array(self, value: Any) -> np.ndarray | None:
+        """The caller's array that `value` is a version of, or a view of a version of; else None."""
+        if not isinstance(value, Tensor):
+            return None
+        root = value.view.base if value.view is not None else value
+        seen = self._input_arrays.get(id(root))
+        return seen[1] if seen is not None and seen[0] is root else None
 
     def _as_computed(self, folded: Known) -> Tensor:
         """A folded array (`np.zeros(...)`) as a computed array, everywhere it is seen: so that views

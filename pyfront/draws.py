@@ -57,7 +57,7 @@ Not compiled (the call runs in the interpreter, and `explain` says why):
   length varies, or a branch on a computed value inside a loop: how often it
   draws depends on the data, so it cannot be drawn before the call. (A draw in
   a loop of a fixed trip count, an scf.for over a range, is drawn before the
-  call once per iteration: `DrawLoop`, and runtime/host_draws.py.)
+  call once per iteration: loops.ForLoop, and runtime/host_draws.py.)
 
 A draw inside a branch on a computed value that became an scf.if (epsilon-
 greedy exploration) is drawn before the call like any other, and the graph
@@ -80,8 +80,6 @@ import inspect
 import operator
 import random
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -237,17 +235,17 @@ class DrawMixin:
             value = S.build("take", [value, loop.iteration()])
         return Tensor(value, outcome.pytype)
 
-    def _draw_loops(self, text: str, reseeds: bool, node: ast.AST) -> tuple[bool, list[DrawLoop]]:
+    def _draw_loops(self, text: str, reseeds: bool, node: ast.AST) -> tuple[bool, list]:
         """Whether a draw here is in a branch on a computed value, and the loops around it (outermost
         first), which must draw a fixed number of times."""
         regions = S.enclosing_regions()
         loops = [r for r in regions if r in ("scf.for", "scf.while")]
         if loops and ("scf.while" in loops or "scf.if" in regions[:regions.index(loops[-1])] or reseeds
-                      or len(self.draw_loops) != len(loops) or None in (loop.trips for loop in self.draw_loops)):
+                      or len(self.for_loops) != len(loops) or None in (loop.trips for loop in self.for_loops)):
             raise Unsupported(f"{text} inside a loop on a computed value, or inside a branch on one in a loop: "
                               "how many numbers the call draws depends on the data, so they cannot be drawn "
                               "before it", node)
-        return "scf.if" in regions, list(self.draw_loops)
+        return "scf.if" in regions, list(self.for_loops)
 
     def _normal(self, receiver: Obj | None, generator: Any, args: list, kwargs: dict, node: ast.AST) -> Tensor:
         """`normal(loc, scale, size)` with a computed parameter: `loc + scale * standard_normal(shape)`,
@@ -368,16 +366,6 @@ def _checked_probabilities(p: Tensor, text: str) -> Tensor:
             f"{text}: the probabilities sum to 1 within NumPy's tolerance (NumPy raises ValueError past it; "
             "near its limit, the call runs in the interpreter)")
     return p
-
-
-@dataclass(frozen=True)
-class DrawLoop:
-    """An scf.for the graph generator is building: each of its `trips` iterations draws anew (None:
-    the trip count varies). `iteration()` builds the iteration's number, 0 to trips - 1, as an i64."""
-
-    key: int
-    trips: int | None
-    iteration: Callable[[], ir.Value]
 
 
 def _guard_scale(given: Any, scale: Tensor, text: str, node: ast.AST) -> None:

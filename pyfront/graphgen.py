@@ -229,7 +229,7 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         self.iterating: dict[int, list] = {}  # id -> (how, progress) per loop going through it
         self._unrolling_attempts = 0  # range loops being unrolled on trial (loops.range_loop)
         self.draws: list = []  # HostDraws in program order (draws.py)
-        self.draw_loops: list = []  # the scf.for loops being built, outermost first (draws.DrawLoop)
+        self.for_loops: list = []  # the scf.for loops being built, outermost first (loops.ForLoop)
         self.draw_taken: dict[int, Any] = {}  # draw index -> whether it ran, for draws in branches (draws.py)
         self.deepest = 0  # most frames inlined at once (the function's own included)
         self._init_buffers()

@@ -29,9 +29,9 @@ computed arrays or scalars of one type and shape on every iteration. A guard
 made in an scf.for body (an index bound, a speculated branch, a Python int
 staying in int64) is carried as "held in every iteration so far" and checked
 after the loop (semantics.region_guards); random draws in it are made on the
-host, once per iteration (draws.DrawLoop). Guards in an scf.while body, and
-stores, prints, list growth and writes into the caller's arrays inside any
-real loop, are not supported yet (the call then runs in the interpreter, or
+host, once per iteration (`ForLoop`); the caller's arrays it writes into are
+carried too. Guards and writes into the caller's arrays in an scf.while body,
+and stores, prints and list growth inside any real loop, are not supported yet (the call then runs in the interpreter, or
 the range loop is unrolled here); state is read once, before the loop.
 """
 
@@ -39,23 +39,56 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pyfront import indexing
 from pyfront import semantics as S
-from pyfront.branches import assigned_names
+from pyfront.branches import assigned_names, rebound_names
 from pyfront.constructs import construct
 from pyfront.dialects.mlir import arith, ir, scf, tensor
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
-from pyfront.draws import DrawLoop
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
 from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
-_loop_keys = itertools.count()  # names of the scf.for loops around random draws (draws.DrawLoop)
+_loop_keys = itertools.count()  # names of the scf.for loops around random draws (host_draws.HostDraw.loops)
+
+
+@dataclass(frozen=True)
+class ForLoop:
+    """An scf.for being built: `trips` iterations (None: a number that varies); `iteration()` builds
+    the iteration's number, 0 to trips - 1, as an i64 (draws in the body index their values by it);
+    `arrays`, the caller's arrays (by id) it carries, which the body may write into."""
+
+    key: int
+    trips: int | None
+    iteration: Callable[[], ir.Value]
+    arrays: frozenset[int]
+
+
+class ArrayWrittenInLoop(Unsupported):
+    """An array the call made, held by `name` before the loop, that the body writes through a view
+    (`r = Z[i]; r[1] = v`): the loop must carry the name (loops._scf_for)."""
+
+    def __init__(self, message: str, node: ast.AST, name: str):
+        super().__init__(message, node)
+        self.name = name
+
+
+class CallerArrayInLoop(Unsupported):
+    """A write into the caller's array `example`, which `expression` names, inside scf.for loops that do
+    not all carry it yet (loops._scf_for)."""
+
+    def __init__(self, message: str, node: ast.AST, example: np.ndarray, expression: ast.expr):
+        super().__init__(message, node)
+        self.example = example
+        self.expression = expression
 
 
 class LoopMixin:
@@ -228,14 +261,50 @@ class LoopMixin:
         With `iteration_locals`, names the body binds that hold no array or scalar before the loop
         (`window = x[i:i + k]`, an inner loop's counter) are the iterations' own, not carried in:
         an iteration that reads one before binding it does not compile. (Without, such a loop is left
-        to be unrolled, which is faster for small loops.)"""
+        to be unrolled, which is faster for small loops.)
+
+        The caller's arrays the body writes into (`self.w_[1:] += update * xi`, `W -= lr * g`) are
+        carried too: building the body stops at the first write into one the loop does not carry
+        (`CallerArrayInLoop`); the array is then read before the loop, by the expression the write
+        names, and the loop is built again carrying it."""
+        arrays: dict[int, tuple[np.ndarray, Tensor]] = {}  # id(array) -> (array, its value before the loop)
+        written: set[str] = set()  # names of arrays the body writes through views (`r = Z[i]; r[1] = v`)
+        while True:
+            error = self._attempt(lambda: self._scf_for_carrying(node, lower, upper, target, step, trips,
+                                                                 iteration_locals, arrays, written))
+            if error is None:
+                return
+            if isinstance(error, CallerArrayInLoop) and id(error.example) not in arrays:
+                arrays[id(error.example)] = (error.example, self._written_before_loop(error))
+            elif isinstance(error, ArrayWrittenInLoop) and error.name not in written:
+                written.add(error.name)
+            else:
+                raise error  # (one this loop carries: a loop around it must carry it too)
+
+    def _written_before_loop(self, write: CallerArrayInLoop) -> Tensor:
+        """The array a write in a loop body writes into, as it is before the loop: held by a name then
+        (`X` for `r = X[i]; r[0] = 1.0`), or read by the expression the write names (`self.w_`)."""
+        held = [v for v in self.frame.env.values() if self._callers_array(v) is write.example]
+        value = held[0] if held else self.visit(write.expression)
+        if self._callers_array(value) is not write.example:
+            raise Unsupported(f"{write} (it is not the same array before the loop)", write.node)
+        return value.view.base if value.view is not None else value
+
+    def _scf_for_carrying(self, node: ast.For, lower: ir.Value, upper: ir.Value, target, step: ir.Value,
+                          trips: int | None, iteration_locals: bool, arrays: dict, written: set[str]) -> None:
+        """`_scf_for`, carrying the caller's `arrays` and the names in `written` too (see there)."""
         self._resolve_floats_or_float64s()
         _reject_jumps(node)
         if node.orelse or not isinstance(node.target, ast.Name):
             raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
         env = self.frame.env
-        names = sorted(assigned_names(node.body) - {node.target.id})
-        local = [n for n in names if n not in env or not _carriable(env[n])] if iteration_locals else []
+        # (A name of an array the caller can see that the body does not rebind is written in place:
+        # the array is carried, not the name.)
+        rebound = rebound_names(node.body)
+        names = sorted(n for n in (assigned_names(node.body) | written) - {node.target.id}
+                       if n in rebound or self._callers_array(env.get(n)) is None)
+        local = [n for n in names if n not in env or not _carriable(env[n]) or _binds_before_reading(node.body, n)
+                 ] if iteration_locals else []
         names = [n for n in names if n not in local]
         for name in names:
             if not _carriable(env.get(name)):
@@ -243,7 +312,10 @@ class LoopMixin:
             if isinstance(env[name], Known):
                 self._as_computed(env[name])  # e.g. `hs = np.zeros((T, H))` filled in the loop
         slots = self._carried_attributes(node)
-        inits = [env[n] for n in names] + [self._slot_value(slot, node) for slot in slots]
+        carried = [(example, self.mutations[id(example)] if id(example) in self.mutations
+                    else (example, read.source, read)) for example, read in arrays.values()]
+        inits = ([env[n] for n in names] + [self._slot_value(slot, node) for slot in slots]
+                 + [version for _, (_, _, version) in carried])
         for name in local:  # a read before the iteration binds it would need the last one's value
             env.pop(name, None)
         before = dict(env)
@@ -253,14 +325,18 @@ class LoopMixin:
         outer_slots = dict(self.carried_slots)
         self.carried_slots.update((key, obj) for key, obj in slots)
         iv = loop.induction_variable
-        self.draw_loops.append(DrawLoop(next(_loop_keys), trips,
-                                        lambda: _as_int64(arith.divui(arith.subi(iv, lower), step))))
+        self.for_loops.append(ForLoop(next(_loop_keys), trips,
+                                      lambda: _as_int64(arith.divui(arith.subi(iv, lower), step)), frozenset(arrays)))
         try:
             with ir.InsertionPoint(loop.body), S.region_guards(loop.body) as guards:
                 self._bind(names, slots, inits, loop.inner_iter_args)
+                first = len(names) + len(slots)
+                for (example, (_, path, _)), arg in zip(carried, loop.inner_iter_args[first:]):
+                    self._new_version(example, path, Tensor(arg, np.ndarray))
                 env[node.target.id] = target(loop.induction_variable)
                 self._visit_body(node.body)
-                finals = self._check_carried(names, slots, inits, before, node, local)
+                finals = self._check_carried(names, slots, inits, before, node, local, arrays)
+                finals += [self.mutations[id(example)][2] for example, _ in carried]
                 # The local names' last values are kept for after the loop where they are arrays or
                 # scalars: carried too, from zeros that no iteration reads.
                 kept = [self.frame.env[n] for n in local if _keepable(self.frame.env.get(n))]
@@ -268,7 +344,7 @@ class LoopMixin:
                 scf.YieldOp([t.value for t in finals + kept] + [g.cond for g in guards])
         finally:
             self.carried_slots = outer_slots
-            self.draw_loops.pop()
+            self.for_loops.pop()
             if self.hoist_points and self.hoist_points[0].ref_operation == loop.operation:
                 self.hoist_points.clear()
         if kept or guards:
@@ -287,10 +363,25 @@ class LoopMixin:
                 self.frame.env[name] = Unavailable(f"{name!r} is read after the loop at line {node.lineno}, "
                                                    "which compiled code does not keep (only each iteration "
                                                    "binds it)")
+        first = len(names) + len(slots)  # (after the locals: views an iteration made are gone)
+        for (example, (_, path, _)), value in zip(carried, loop.results[first:]):
+            self._new_version(example, path, Tensor(value, np.ndarray))
         for (key, obj), value in zip(slots, loop.results[len(names):]):
             self._store_attr(obj, key[1], Tensor(value, self.stored_attrs[key].pytype), node)
         for g, held in zip(guards, loop.results[len(loop.results) - len(guards):]):
             S.guard(held, g.kind, g.reason, g.site)  # after the loop: whatever is around it
+
+    def _check_loops_carry(self, example: np.ndarray, root: Tensor, node: ast.AST) -> None:
+        """A write into the caller's array `example` inside real loops: each must be an scf.for that
+        carries it (else CallerArrayInLoop, which the loop not carrying it yet catches)."""
+        loops = [r for r in S.enclosing_regions() if r in ("scf.for", "scf.while")]
+        expression = _written_expression(node)
+        refused = (f"writing into {root.source} (an array the caller can see) inside a loop on a computed "
+                   "condition")
+        if "scf.while" in loops or len(loops) != len(self.for_loops) or expression is None:
+            raise Unsupported(f"{refused} is not supported yet", node)
+        if any(id(example) not in loop.arrays for loop in self.for_loops):
+            raise CallerArrayInLoop(f"writing into {root.source} inside a loop", node, example, expression)
 
     def _range_counter(self, steps: range, counts_values: bool = False):
         """The loop variable, from an index value: the k-th iteration's (`steps[k]`), or, with
@@ -393,7 +484,8 @@ class LoopMixin:
 
     def _carried_attributes(self, node: ast.For) -> list[tuple[tuple[int, str], Obj]]:
         """The attributes `x.name` the loop body assigns, of objects `x` names before the loop (a
-        layer's `self.W -= lr * dW`, `self.b = ...`): carried by the loop like local names."""
+        layer's `self.b = ...`, `self.t += 1`): carried by the loop like local names. (One that holds
+        an array of the caller's is written in place, `self.W -= lr * dW`: the array is carried.)"""
         slots = {}
         for stmt in node.body:
             for sub in ast.walk(stmt):
@@ -401,7 +493,8 @@ class LoopMixin:
                     obj = self.frame.env.get(sub.value.id)
                     if isinstance(obj, Obj):
                         slots[(id(obj.example), sub.attr)] = obj
-        return list(slots.items())
+        return [((key, name), obj) for (key, name), obj in slots.items()
+                if self._callers_array(self._attribute(obj, name, node)) is None]
 
     def _slot_value(self, slot: tuple[tuple[int, str], Obj], node: ast.For) -> Tensor:
         (_, name), obj = slot
@@ -423,7 +516,7 @@ class LoopMixin:
         env = self.frame.env
         # (Names each iteration binds before reading them are its own: `_scf_for` does not carry them.)
         names = [n for n in assigned_names(node.body) - {node.target.id}
-                 if n in env and not _binds_before_reading(node.body, n)]
+                 if n in env and not _binds_before_reading(node.body, n) and self._callers_array(env[n]) is None]
         values = [env[n] for n in names] + [self._attribute(obj, key[1], node)
                                             for key, obj in self._carried_attributes(node)]
         if all(map(_carriable, values)):
@@ -437,13 +530,13 @@ class LoopMixin:
         length = base.shape[0] if base.ndim else 0
         if length is None or length < self.loop_counters[id(counter)]:
             raise Unsupported("indexing with a loop counter beyond the array's length raises IndexError", node)
-        row = S.build("take", [base.value, counter.value])
-        return Tensor(row, np.ndarray if base.ndim > 1 else base.dtype.type)
+        return _row_of(base, counter)
 
     def _check_carried(self, names: list[str], slots: list, inits: list[Tensor], before: dict,
-                       node: ast.AST, local: list[str] = ()) -> list[Tensor]:
+                       node: ast.AST, local: list[str] = (), arrays: dict = {}) -> list[Tensor]:  # noqa: B006
         """Loop-carried values keep their type; nothing else but the `local` names, which each
-        iteration binds afresh, may change inside the loop. Returns them."""
+        iteration binds afresh, and versions of the caller's `arrays` the loop carries, may change
+        inside the loop. Returns them."""
         env = self.frame.env
         finals = [env[n] for n in names] + [self.stored_attrs[key] for key, _ in slots]
         labels = names + [f"{obj.path}.{key[1]}" for key, obj in slots]
@@ -456,19 +549,31 @@ class LoopMixin:
                                   "the loop", node)
         for name, value in env.items():
             target = getattr(getattr(node, "target", None), "id", None)
-            if name not in names and name not in local and name != target and before.get(name) is not value:
+            if name not in names and name not in local and name != target and before.get(name) is not value \
+                    and id(self._callers_array(value)) not in arrays:
+                if _carriable(before.get(name)) and isinstance(value, Tensor) and not value.has_identity:
+                    raise ArrayWrittenInLoop(f"{name!r} changes inside the loop", node, name)
                 raise Unsupported(f"{name!r} changes inside the loop", node)
         return finals
 
     def _row(self, rows: Tensor, i: ir.Value) -> Tensor:
-        row = S.build("take", [rows.value, _as_int64(i)])
-        return Tensor(row, np.ndarray if rows.ndim > 1 else rows.dtype.type)
+        return _row_of(rows, Tensor(_as_int64(i), int))
 
     def _bind(self, names: list[str], slots: list, like: list[Tensor], values) -> None:
         """Names and carried attributes (`slots`) take `values`, of the Python types in `like`."""
         places = [(self.frame.env, name) for name in names] + [(self.stored_attrs, key) for key, _ in slots]
         for (table, key), old, value in zip(places, like, values):
             table[key] = Tensor(value, old.pytype)
+
+
+def _row_of(base: Tensor, i: Tensor) -> Tensor:
+    """`base[i]` for an index `i` in range (a loop's counter): a NumPy scalar of a 1-d base, else a
+    view of the row, which a write into `base` reaches and a write into it goes through to `base`."""
+    row = S.build("take", [base.value, i.value])
+    if base.ndim == 1:
+        return Tensor(row, base.dtype.type)
+    return S.view_of(base, row, None, redo=lambda b: Tensor(S.build("take", [b.value, i.value]), np.ndarray),
+                     write_back=lambda b, v: indexing.setitem(b, i, v))
 
 
 def _keepable(value: Any) -> bool:
@@ -558,3 +663,34 @@ def _as_int64(i: ir.Value) -> ir.Value:
     """An index value as a 0-d int64 tensor (how the graph holds Python ints)."""
     return tensor.from_elements(tensor_type((), np.dtype(np.int64)),
                                 [arith.index_cast(ir.IntegerType.get_signless(64), i)])
+
+
+def _written_expression(node: ast.AST) -> ast.expr | None:
+    """The expression naming the array a statement writes into (`x` in `x[i] = v`, `x[i] += v`,
+    `x -= v`, `np.add.at(x, i, v)`), or None."""
+    if isinstance(node, ast.Expr):
+        node = node.value
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.Call) and node.args:
+        target = node.args[0]  # np.add.at(x, ...)
+    elif isinstance(node, (ast.Subscript, ast.Name, ast.Attribute)):
+        target = node  # an assignment's target
+    else:
+        return None
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return _as_load(target)
+
+
+def _as_load(target: ast.expr) -> ast.expr | None:
+    """`target`, a name or a chain of attributes of one, as an expression that reads it; else None."""
+    if isinstance(target, ast.Name):
+        return ast.copy_location(ast.Name(target.id, ast.Load()), target)
+    if isinstance(target, ast.Attribute):
+        value = _as_load(target.value)
+        return None if value is None else ast.copy_location(ast.Attribute(value, target.attr, ast.Load()), target)
+    return None
+

@@ -244,6 +244,22 @@ def test_a_dispatch_of_too_many_buffers_is_refused_naming_the_limit(monkeypatch)
 
 
 @IREE_313_BUG
+def test_a_loop_carrying_a_counter_beside_an_array_compiles():
+    """Bug 6: stream partitioning fails with "circular dependency" (isolate-loop-scalars works around it)."""
+    _run("loop_scalar_partition_cycle.mlir", "a6", [np.zeros((300, 4)), np.zeros(300, np.int64)])
+
+
+@IREE_313_BUG
+def test_a_carried_flag_read_through_a_barrier_stays_true():
+    """Bug 7: guard flags a loop carries, read through barriers, come back false."""
+    rng = np.random.default_rng(0)
+    images, labels = rng.random((300, 4)), np.eye(4)[rng.integers(0, 4, 300)]
+    w01, w12 = 0.2 * rng.random((4, 4)) - 0.1, 0.2 * rng.random((4, 4)) - 0.1
+    *_, flags = _run("loop_flag_barrier.mlir", "f3", [images, labels, w01, w12])
+    assert np.all(np.asarray(flags) == 1), flags
+
+
+@IREE_313_BUG
 def test_branches_yielding_flags_computed_in_a_side_run():
     """IREE issue #24753: the call fails with OUT_OF_RANGE in hal.command_buffer.dispatch."""
     scores, y = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 0.25]]), np.array([1, 0])

@@ -406,6 +406,63 @@ def test_guards_in_a_real_loop_hold_or_deopt():
     assert report.compiled_calls > report.verified_calls and report.deopts >= 2, str(report)
 
 
+# Writes into the caller's arrays inside a real loop: the loop carries the array's contents.
+
+
+def per_sample_sgd(images, labels, W):
+    """Grokking's per-sample loop at a dataset's length: the caller's weights updated in place every
+    sample (`W += ...`) beside an int counter."""
+    correct = 0
+    for i in range(len(images)):
+        x = images[i:i + 1]
+        out = x.dot(W)
+        correct += int(np.argmax(out) == labels[i])
+        W += 0.01 * x.T.dot(np.eye(W.shape[1])[labels[i]:labels[i] + 1] - out)
+    return correct
+
+
+class Adaline:
+    """Raschka's style: weights on `self`, `self.w_[1:] += ...` and `self.w_[0] += ...` per sample."""
+
+    def __init__(self, n):
+        self.w_ = np.linspace(-0.1, 0.1, n + 1)
+
+    def epoch(self, X, y, eta):
+        cost = 0.0
+        for i in range(X.shape[0]):
+            error = y[i] - (X[i].dot(self.w_[1:]) + self.w_[0])
+            self.w_[1:] += eta * X[i] * error
+            self.w_[0] += eta * error
+            cost = cost + 0.5 * error ** 2
+        return cost
+
+
+def write_rows_through_views(X):
+    for i in range(300):
+        r = X[i]  # a view: the write goes to X (it once went to a copy: wrong with verify="off")
+        r[0] = r[1] * 2.0
+    Z = np.zeros_like(X)
+    for i in range(300):
+        z = Z[i]
+        z[1] = X[i, 0]
+    return X.sum(), Z
+
+
+def test_a_real_loop_carries_the_callers_arrays_it_writes():
+    rng = np.random.default_rng(4)
+    images, labels = rng.random((300, 4)), rng.integers(0, 3, 300)
+    calls = [(images * k, labels, rng.normal(size=(4, 3)) * 0.1) for k in (1, 2, 3)]
+    report = pyfront.explain(check(per_sample_sgd, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls and not report.deopts, str(report)
+    X, y = rng.normal(size=(300, 2)), rng.normal(size=300)
+    calls = [(Adaline(2), X, y, eta) for eta in (0.01, 0.02, 0.005)]
+    report = pyfront.explain(check(lambda model, X, y, eta: model.epoch(X, y, eta), calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+    calls = [(rng.normal(size=(300, 3)),) for _ in range(3)]
+    report = pyfront.explain(check(write_rows_through_views, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
 def last_step(xs, W):
     for t in range(xs.shape[0]):
         pre = W @ xs[t]
