@@ -630,9 +630,14 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
         return items
 
     def visit_For(self, node: ast.For) -> None:
+        zipped = self._zipped_arrays(node.iter)
+        if zipped is not None and self.rows_loop(node, zipped, zipped=True):
+            return
         iterable = self.visit(node.iter)
         if isinstance(iterable, Tensor) and iterable.ndim and iterable.shape[0] is None:
             self._for_rows(node, iterable)
+            return
+        if isinstance(iterable, Tensor) and iterable.ndim and self.rows_loop(node, [iterable]):
             return
         if node.orelse:
             raise Unsupported("for/else is not supported yet", node)

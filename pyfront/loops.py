@@ -54,7 +54,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
-from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Tensor, Unavailable
+from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Seq, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
 _loop_keys = itertools.count()  # names of the scf.for loops around random draws (host_draws.HostDraw.loops)
@@ -197,12 +197,49 @@ class LoopMixin:
 
     def _for_rows(self, node: ast.For, rows: Tensor) -> None:
         """`for item in rows` over a dynamic first dim: scf.for, one row per iteration."""
+        if not isinstance(node.target, ast.Name):
+            raise Unsupported("unpacking the rows of an array whose length varies is not supported yet", node)
         upper = emit.dim(rows.value, 0)
         self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), None,
                       iteration_locals=True)
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
         self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
+
+    def _zipped_arrays(self, iterable: ast.expr) -> list[Tensor] | None:
+        """The arrays of `zip(X, y)` when each is named (a name or attribute: reading it twice is
+        reading it once) and has a first dim of a size fixed at compile time; else None."""
+        if not (isinstance(iterable, ast.Call) and not iterable.keywords and iterable.args
+                and all(isinstance(a, (ast.Name, ast.Attribute)) for a in iterable.args)):
+            return None
+        zipper = self.visit(iterable.func)
+        if not (isinstance(zipper, Known) and zipper.value is zip):
+            return None
+        arrays = [self.visit(a) for a in iterable.args]
+        if all(isinstance(a, Tensor) and a.pytype is np.ndarray and a.ndim and a.shape[0] is not None for a in arrays):
+            return arrays
+        return None
+
+    def rows_loop(self, node: ast.For, arrays: list[Tensor], zipped: bool = False) -> bool:
+        """`for x in X` / `for x, t in zip(X, y)` over arrays of a first dim fixed at compile time (a
+        per-sample loop) as an scf.for, each row a view; False when the caller must unroll it."""
+        n = min(a.shape[0] for a in arrays)
+        if not n or node.orelse or "scf.if" in S.enclosing_regions():
+            return False
+
+        def row(i: Any) -> Any:  # (i: an int, or an i64 in range)
+            picked = [indexing.getitem(a, i) if type(i) is int else _row_of(a, Tensor(_as_int64(i), int))
+                      for a in arrays]
+            return Seq(tuple(picked), tuple) if zipped else picked[0]
+
+        def build() -> None:
+            first = int(self._peel_first_iteration(node, row(0)))
+            if first < n:
+                self._scf_for(node, emit.index(first), emit.index(n), row, emit.index(1), n - first,
+                              iteration_locals=True)
+            self._assign(node.target, row(n - 1))  # after the loop: the last row
+
+        return self._attempt(build) is None
 
     def range_loop(self, node: ast.For, steps: range) -> bool:
         """`for i in range(...)` as an scf.for, or unrolled; False when the caller must unroll it."""
@@ -240,7 +277,7 @@ class LoopMixin:
         if exit_at is not None:
             self._range_loop_with_exit(node, steps, exit_at)
             return
-        if self._peel_first_iteration(node, steps[0]):
+        if self._peel_first_iteration(node, Known(steps[0])):
             steps = steps[1:]
             if not steps:
                 return
@@ -295,13 +332,12 @@ class LoopMixin:
         """`_scf_for`, carrying the caller's `arrays` and the names in `written` too (see there)."""
         self._resolve_floats_or_float64s()
         _reject_jumps(node)
-        if node.orelse or not isinstance(node.target, ast.Name):
-            raise Unsupported("for/else, or a loop target other than a name, is not supported yet", node)
+        targets = _target_names(node)
         env = self.frame.env
         # (A name of an array the caller can see that the body does not rebind is written in place:
         # the array is carried, not the name.)
         rebound = rebound_names(node.body)
-        names = sorted(n for n in (assigned_names(node.body) | written) - {node.target.id}
+        names = sorted(n for n in (assigned_names(node.body) | written) - targets
                        if n in rebound or self._callers_array(env.get(n)) is None)
         local = [n for n in names if n not in env or not _carriable(env[n]) or _binds_before_reading(node.body, n)
                  ] if iteration_locals else []
@@ -333,7 +369,7 @@ class LoopMixin:
                 first = len(names) + len(slots)
                 for (example, (_, path, _)), arg in zip(carried, loop.inner_iter_args[first:]):
                     self._new_version(example, path, Tensor(arg, np.ndarray))
-                env[node.target.id] = target(loop.induction_variable)
+                self._assign(node.target, target(loop.induction_variable))
                 self._visit_body(node.body)
                 finals = self._check_carried(names, slots, inits, before, node, local, arrays)
                 finals += [self.mutations[id(example)][2] for example, _ in carried]
@@ -508,20 +544,21 @@ class LoopMixin:
         self.stored_attrs[slot[0]] = value
         return value
 
-    def _peel_first_iteration(self, node: ast.For, first: int) -> bool:
-        """Run iteration `first` here, unrolled, when the body binds a name that is no computed
-        value yet: `running = 0.0` before `running = running * gamma + r[t]` is a Python float
-        until the first iteration makes it a NumPy float64, which the rest then carry."""
+    def _peel_first_iteration(self, node: ast.For, first: Any) -> bool:
+        """Run the first iteration here, unrolled, with the target bound to `first`, when the body
+        binds a name that is no computed value yet: `running = 0.0` before `running = running * gamma
+        + r[t]` is a Python float until the first iteration makes it a NumPy float64, which the rest
+        then carry."""
         _reject_jumps(node)
         env = self.frame.env
         # (Names each iteration binds before reading them are its own: `_scf_for` does not carry them.)
-        names = [n for n in assigned_names(node.body) - {node.target.id}
+        names = [n for n in assigned_names(node.body) - _target_names(node)
                  if n in env and not _binds_before_reading(node.body, n) and self._callers_array(env[n]) is None]
         values = [env[n] for n in names] + [self._attribute(obj, key[1], node)
                                             for key, obj in self._carried_attributes(node)]
         if all(map(_carriable, values)):
             return False
-        env[node.target.id] = Known(first)
+        self._assign(node.target, first)
         self._visit_body(node.body)
         return True
 
@@ -547,9 +584,9 @@ class LoopMixin:
             if new.has_identity:
                 raise Unsupported(f"{name!r} becomes a view of an array, or an array the caller can see, inside "
                                   "the loop", node)
+        targets = _target_names(node) if isinstance(node, ast.For) else set()
         for name, value in env.items():
-            target = getattr(getattr(node, "target", None), "id", None)
-            if name not in names and name not in local and name != target and before.get(name) is not value \
+            if name not in names and name not in local and name not in targets and before.get(name) is not value \
                     and id(self._callers_array(value)) not in arrays:
                 if _carriable(before.get(name)) and isinstance(value, Tensor) and not value.has_identity:
                     raise ArrayWrittenInLoop(f"{name!r} changes inside the loop", node, name)
@@ -564,6 +601,15 @@ class LoopMixin:
         places = [(self.frame.env, name) for name in names] + [(self.stored_attrs, key) for key, _ in slots]
         for (table, key), old, value in zip(places, like, values):
             table[key] = Tensor(value, old.pytype)
+
+
+def _target_names(node: ast.For) -> set[str]:
+    """The names a `for` loop's target binds (`x`, or `x, t`); other targets are refused."""
+    target = node.target
+    if node.orelse or not (isinstance(target, ast.Name) or isinstance(target, ast.Tuple)
+                           and all(isinstance(e, ast.Name) for e in target.elts)):
+        raise Unsupported("for/else, or a loop target other than names, is not supported yet", node)
+    return {target.id} if isinstance(target, ast.Name) else {e.id for e in target.elts}
 
 
 def _row_of(base: Tensor, i: Tensor) -> Tensor:

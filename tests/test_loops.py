@@ -437,6 +437,27 @@ class Adaline:
         return cost
 
 
+class Perceptron:
+    """Raschka's perceptron: `for xi, target in zip(X, y)` over the samples (an scf.for over rows,
+    not unrolled), `self.w_[1:] += update * xi`, an int error count, a list in state appended to."""
+
+    def __init__(self, n):
+        self.eta, self.w_, self.errors_ = 0.1, np.linspace(-0.01, 0.01, n + 1), []
+
+    def predict(self, X):
+        return np.where(np.dot(X, self.w_[1:]) + self.w_[0] >= 0.0, 1, -1)
+
+    def epoch(self, X, y):
+        errors = 0
+        for xi, target in zip(X, y):
+            update = self.eta * (target - self.predict(xi))
+            self.w_[1:] += update * xi
+            self.w_[0] += update
+            errors += int(update != 0.0)
+        self.errors_.append(errors)
+        return errors
+
+
 def write_rows_through_views(X):
     for i in range(300):
         r = X[i]  # a view: the write goes to X (it once went to a copy: wrong with verify="off")
@@ -460,6 +481,21 @@ def test_a_real_loop_carries_the_callers_arrays_it_writes():
     assert report.compiled_calls > report.verified_calls, str(report)
     calls = [(rng.normal(size=(300, 3)),) for _ in range(3)]
     report = pyfront.explain(check(write_rows_through_views, calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+
+
+def test_a_loop_over_the_rows_of_arrays_is_a_real_loop():
+    # 300 samples: more rows than the generator unrolls (it once refused, and unrolled 100 samples
+    # into a module IREE compiled for minutes).
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 2))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, -1)
+    calls = [(Perceptron(2), X * k, y) for k in (1, 2, 3)]
+    report = pyfront.explain(check(lambda model, X, y: model.epoch(X, y), calls, profile_calls=1))
+    assert report.compiled_calls > report.verified_calls, str(report)
+    xs = rng.normal(size=(300, 3))
+    report = pyfront.explain(check(run_rnn, [(xs * k, np.zeros(3), np.eye(3) * 0.5) for k in (1, 2, 3)],
+                                   profile_calls=1))
     assert report.compiled_calls > report.verified_calls, str(report)
 
 
