@@ -254,6 +254,27 @@ def _grokking(m):
     return lambda j: m.train_epoch(images, labels, j), lambda i: (i,), "train_epoch"
 
 
+def _grokking_dataset(m):
+    rng = np.random.default_rng(13)
+    images, labels = rng.random((1000, 16)), np.eye(4)[rng.integers(0, 4, 1000)]
+    return lambda j: m.train_epoch(images, labels, j), lambda i: (i,), "train_epoch"
+
+
+def _cs231n_naive_conv(m):
+    rng = np.random.default_rng(14)
+    x, w, b = rng.normal(size=(4, 3, 16, 16)), rng.normal(size=(8, 3, 3, 3)) * 0.1, np.zeros(8)
+    conv, pool = {"stride": 1, "pad": 1}, {"pool_height": 2, "pool_width": 2, "stride": 2}
+
+    def step(x):
+        out, conv_cache = m.conv_forward_naive(x, w, b, conv)
+        pooled, pool_cache = m.max_pool_forward_naive(out, pool)
+        dout = m.max_pool_backward_naive(pooled, pool_cache)
+        return m.conv_backward_naive(dout, conv_cache)[1]
+
+    return step, lambda i: (x,), "conv_forward_naive", "max_pool_forward_naive", "max_pool_backward_naive", \
+        "conv_backward_naive"
+
+
 SCENARIOS: dict[str, tuple[str, Callable]] = {
     "layer-class MLP (SGD)": ("mlp_layers", _layer_mlp),
     "MLP with an Adam class": ("adam_mlp", _adam_mlp),
@@ -276,6 +297,8 @@ SCENARIOS: dict[str, tuple[str, Callable]] = {
     "deeplearning.ai L-layer step (deepcopy update)": ("deep_nn_course", _deep_nn_course),
     "nnfs layers + Adam, one epoch": ("nnfs_layers", _nnfs),
     "Grokking DL epoch (64 single-sample steps)": ("grokking_style", _grokking),
+    "Grokking DL epoch (1,000 single-sample steps: a real loop)": ("grokking_style", _grokking_dataset),
+    "CS231n naive conv + max-pool, forward and backward (4x3x16x16)": ("cs231n_layers", _cs231n_naive_conv),
 }
 
 

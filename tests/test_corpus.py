@@ -17,7 +17,7 @@ import numpy as np
 import pyfront
 import pytest
 
-from tests.differential import assert_same, assert_same_text
+from tests.differential import assert_same, assert_same_text, check
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
 
@@ -505,3 +505,36 @@ def test_grokking_style_globals_and_per_sample_loops(capsys):
             for w in weights:
                 assert_same(getattr(plain, w), getattr(compiled_module, w), f"{name} call {i} {w}")
         assert_mostly_compiled(compiled)
+
+
+def test_cs231n_naive_layers_and_captioning_rnn():
+    m = load("cs231n_layers", "corpus_cs231n_layers")
+    rng = np.random.default_rng(14)
+    # 2 x 4 x 8 x 8 output positions: too many to unroll, so the loop nests are scf.for loops.
+    x, w, b = rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
+    conv, pool = {"stride": 1, "pad": 1}, {"pool_height": 2, "pool_width": 2, "stride": 2}
+    out, cache = m.conv_forward_naive(x, w, b, conv)
+    pooled, pool_cache = m.max_pool_forward_naive(out, pool)
+    for fn, calls in ((m.conv_forward_naive, [(x * k, w, b, conv) for k in (1, 2, 3)]),
+                      (m.conv_backward_naive, [(out * k, cache) for k in (1, 2, 3)]),
+                      (m.max_pool_forward_naive, [(out * k, pool) for k in (1, 2, 3)]),
+                      (m.max_pool_backward_naive, [(pooled * k, pool_cache) for k in (1, 2, 3)])):
+        report = pyfront.explain(check(fn, calls))
+        assert report.compiled_calls > report.verified_calls, str(report)
+    words = ["<NULL>", "<START>", "<END>", "a", "cat", "dog", "sat"]
+    model = m.CaptioningRNN({word: i for i, word in enumerate(words)})
+    features, captions = rng.normal(size=(3, 6)), rng.integers(0, 7, (3, 5))
+    for fn, calls in ((model.loss, [(features * k, captions) for k in (1, 2, 3)]),
+                      (model.sample, [(features * k,) for k in (1, 2, 3)])):
+        report = pyfront.explain(check(fn, calls))
+        assert report.compiled_calls > report.verified_calls, str(report)
+    # The solver's steps from equal states: Adam's configs are filled by the first step's setdefault.
+    configs = {p: {"learning_rate": 1e-2} for p in model.params}
+    plain, compiled_state = copy.deepcopy((model, configs)), copy.deepcopy((model, configs))
+    step = pyfront.compile(m.solver_step)
+    for i in range(8):
+        assert_same(m.solver_step(*plain, features, captions), step(*compiled_state, features, captions), f"step {i}")
+        assert_same(plain[0].params, compiled_state[0].params, f"step {i} parameters")
+        assert_same(plain[1], compiled_state[1], f"step {i} optimizer configs")
+    assert_mostly_compiled(step)
+
