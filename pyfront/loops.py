@@ -22,8 +22,9 @@ Which loops become what:
 - a `while` on a computed condition (iterate until converged): `scf.while`;
 - `while True:` whose one exit is a top-level `if <computed>: break`: rotated
   into `head; while not <test>: tail; head`, the same loop, then as above;
-- a `for` over the rows of an array whose length varies between calls (a
-  relaxed, dynamic first dim): `scf.for`.
+- a `for` over the rows of arrays (`for x in X`, `for xi, t in zip(X, y)`: a
+  per-sample loop), of a length fixed at compile time or varying between
+  calls (a relaxed, dynamic first dim): `scf.for`, each row a view.
 The loop-carried values are the variables the body assigns, which must be
 computed arrays or scalars of one type and shape on every iteration. A guard
 made in an scf.for body (an index bound, a speculated branch, a Python int
@@ -31,8 +32,9 @@ staying in int64) is carried as "held in every iteration so far" and checked
 after the loop (semantics.region_guards); random draws in it are made on the
 host, once per iteration (`ForLoop`); the caller's arrays it writes into are
 carried too. Guards and writes into the caller's arrays in an scf.while body,
-and stores, prints and list growth inside any real loop, are not supported yet (the call then runs in the interpreter, or
-the range loop is unrolled here); state is read once, before the loop.
+and stores, prints and list growth inside any real loop, are not supported
+yet (the call then runs in the interpreter, or the range loop is unrolled
+here); state is read once, before the loop.
 """
 
 from __future__ import annotations
@@ -200,11 +202,12 @@ class LoopMixin:
         if not isinstance(node.target, ast.Name):
             raise Unsupported("unpacking the rows of an array whose length varies is not supported yet", node)
         upper = emit.dim(rows.value, 0)
+        held = self._array_versions()
         self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), None,
                       iteration_locals=True)
         # After the loop the target holds (a view of) the last row; the length is >= 2.
         last = self._row(rows, arith.subi(upper, emit.index(1)))
-        self.frame.env[node.target.id] = S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last
+        self._bind_last_row(node, held, S.view_of(rows, last.value, lambda a: a[-1]) if rows.ndim > 1 else last)
 
     def _zipped_arrays(self, iterable: ast.expr) -> list[Tensor] | None:
         """The arrays of `zip(X, y)` when each is named (a name or attribute: reading it twice is
@@ -233,13 +236,31 @@ class LoopMixin:
             return Seq(tuple(picked), tuple) if zipped else picked[0]
 
         def build() -> None:
+            held = self._array_versions()
             first = int(self._peel_first_iteration(node, row(0)))
             if first < n:
                 self._scf_for(node, emit.index(first), emit.index(n), row, emit.index(1), n - first,
                               iteration_locals=True)
-            self._assign(node.target, row(n - 1))  # after the loop: the last row
+            self._bind_last_row(node, held, row(n - 1))
 
         return self._attempt(build) is None
+
+    def _array_versions(self) -> tuple:
+        """What a loop over rows may write: the caller's arrays' versions and the frame's arrays."""
+        return dict(self.mutations), {k: v for k, v in self.frame.env.items() if isinstance(v, Tensor)}
+
+    def _bind_last_row(self, node: ast.For, held: tuple, last: Any) -> None:
+        """After a loop over rows its target holds the last row (`last`, taken from the arrays as they
+        were before the loop): unless the loop wrote into an array, which `last` would not show."""
+        mutations, arrays = held
+        if (self.mutations.keys() != mutations.keys() or any(self.mutations[k] is not v for k, v in mutations.items())
+                or any(self.frame.env.get(k) is not v for k, v in arrays.items())):
+            gone = Unavailable(f"the loop target is read after the loop at line {node.lineno}, which wrote into "
+                               "arrays (the last row would not show it): not supported yet")
+            for name in _target_names(node):
+                self.frame.env[name] = gone
+        else:
+            self._assign(node.target, last)
 
     def range_loop(self, node: ast.For, steps: range) -> bool:
         """`for i in range(...)` as an scf.for, or unrolled; False when the caller must unroll it."""
