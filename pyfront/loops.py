@@ -202,7 +202,7 @@ class LoopMixin:
         if not isinstance(node.target, ast.Name):
             raise Unsupported("unpacking the rows of an array whose length varies is not supported yet", node)
         upper = emit.dim(rows.value, 0)
-        held = self._array_versions()
+        held = self._array_versions([rows])
         self._scf_for(node, emit.index(0), upper, lambda i: self._row(rows, i), emit.index(1), None,
                       iteration_locals=True)
         # After the loop the target holds (a view of) the last row; the length is >= 2.
@@ -236,7 +236,7 @@ class LoopMixin:
             return Seq(tuple(picked), tuple) if zipped else picked[0]
 
         def build() -> None:
-            held = self._array_versions()
+            held = self._array_versions(arrays)
             first = int(self._peel_first_iteration(node, row(0)))
             if first < n:
                 self._scf_for(node, emit.index(first), emit.index(n), row, emit.index(1), n - first,
@@ -245,18 +245,25 @@ class LoopMixin:
 
         return self._attempt(build) is None
 
-    def _array_versions(self) -> tuple:
-        """What a loop over rows may write: the caller's arrays' versions and the frame's arrays."""
-        return dict(self.mutations), {k: v for k, v in self.frame.env.items() if isinstance(v, Tensor)}
+    def _array_versions(self, arrays: list[Tensor]) -> list[tuple]:
+        """Per array a loop over rows goes through: (the caller's array it is, that array's version,
+        or None) and the names holding the array it is a view of (its root): what a write changes."""
+        versions = []
+        for a in arrays:
+            example, root = self._callers_array(a), a.view.base if a.view is not None else a
+            written = self.mutations.get(id(example)) if example is not None else None
+            versions.append((example, written, root, [k for k, v in self.frame.env.items() if v is root]))
+        return versions
 
-    def _bind_last_row(self, node: ast.For, held: tuple, last: Any) -> None:
+    def _bind_last_row(self, node: ast.For, versions: list[tuple], last: Any) -> None:
         """After a loop over rows its target holds the last row (`last`, taken from the arrays as they
-        were before the loop): unless the loop wrote into an array, which `last` would not show."""
-        mutations, arrays = held
-        if (self.mutations.keys() != mutations.keys() or any(self.mutations[k] is not v for k, v in mutations.items())
-                or any(self.frame.env.get(k) is not v for k, v in arrays.items())):
+        were before the loop): unless the loop wrote into one of them, which `last` would not show."""
+        written = any(example is not None and self.mutations.get(id(example)) is not version
+                      or any(self.frame.env.get(k) is not root for k in names)
+                      for example, version, root, names in versions)
+        if written:
             gone = Unavailable(f"the loop target is read after the loop at line {node.lineno}, which wrote into "
-                               "arrays (the last row would not show it): not supported yet")
+                               "the arrays it went through (the last row would not show it): not supported yet")
             for name in _target_names(node):
                 self.frame.env[name] = gone
         else:

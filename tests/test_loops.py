@@ -484,6 +484,12 @@ def test_a_real_loop_carries_the_callers_arrays_it_writes():
     assert report.compiled_calls > report.verified_calls, str(report)
 
 
+def last_row_after_writes(X):
+    for x in X:
+        x[0] = 5.0  # through the view: into X
+    return x.sum()  # the last row shows the write (refused compiled: the row is taken before the loop)
+
+
 def test_a_loop_over_the_rows_of_arrays_is_a_real_loop():
     # 300 samples: more rows than the generator unrolls (it once refused, and unrolled 100 samples
     # into a module IREE compiled for minutes).
@@ -493,6 +499,7 @@ def test_a_loop_over_the_rows_of_arrays_is_a_real_loop():
     calls = [(Perceptron(2), X * k, y) for k in (1, 2, 3)]
     report = pyfront.explain(check(lambda model, X, y: model.epoch(X, y), calls, profile_calls=1))
     assert report.compiled_calls > report.verified_calls, str(report)
+    check(last_row_after_writes, [(rng.normal(size=(300, 3)),) for _ in range(3)], profile_calls=1)
     xs = rng.normal(size=(300, 3))
     report = pyfront.explain(check(run_rnn, [(xs * k, np.zeros(3), np.eye(3) * 0.5) for k in (1, 2, 3)],
                                    profile_calls=1))
