@@ -9,14 +9,16 @@ IREE's stream partitioning fail with "circular dependency: input operation
 uses partition output": the function did not compile (the call ran in the
 interpreter), e.g. `c = c + labels[i]; t = t + x[i]` over 300 rows.
 
-What: every single-element tensor a loop region receives (an scf.for body's
-iteration arguments, both regions' arguments of an scf.while), but bools, is
+What: every single-element tensor an scf.for body receives (its iteration
+arguments), but bools, is
 read through a `util.optimization_barrier` at the start of the region, which
 IREE does not fuse across, so the carried value enters the body as the result
 of an op IREE does not take into its scalar group. (A bool read through such
 a barrier came out wrong: a carried guard flag `held and now` was false with
 every condition true. Barriers on the other scalars alone were enough for the
-failures above.)
+failures above. scf.while loops are left alone: they compiled without, and
+barriers in them made the Vulkan runtime fail, "queue_dealloca buffer was not
+returned by queue_alloca".)
 
 Assumes: linalg on tensors (after lower-to-linalg), IREE's
 `util.optimization_barrier` available to the compiler the module goes to.
@@ -30,9 +32,6 @@ from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.types import is_tensor
 from pyfront.passes.bound_dispatch_inputs import BARRIER
 from pyfront.passes.registry import register_pass
-
-_LOOPS = ("scf.for", "scf.while")
-
 
 def _single_element(t: ir.Type) -> bool:
     """A single-element tensor, of another element type than i1: IREE 3.13 computed a carried i1 read
@@ -50,8 +49,8 @@ def isolate_loop_scalars(module: ir.Operation) -> None:
     blocks: list[ir.Block] = []
 
     def collect(op):
-        if op.name in _LOOPS:
-            blocks.extend(region.blocks[0] for region in op.regions)
+        if op.name == "scf.for":
+            blocks.append(op.regions[0].blocks[0])
         return ir.WalkResult.ADVANCE
 
     walk(module, collect)

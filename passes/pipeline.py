@@ -37,7 +37,7 @@ JIT_PIPELINE: tuple[str, ...] = (
     "cse",
     # On the final linalg: IREE 3.13 forms dispatches its runtime refuses to load otherwise.
     "bound-dispatch-inputs",
-    # Likewise: IREE 3.13 forms a scalar dispatch in a loop body that depends on itself otherwise.
+    # Likewise: IREE 3.13 forms a scalar dispatch in an scf.for body that depends on itself otherwise.
     "isolate-loop-scalars",
     # Last: it adds arguments to the final signature. The JIT leaves it out
     # where the runtime has no displaced state buffer to offer (runtime/jit.py).
