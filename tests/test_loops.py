@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from differential import check
 
+from tests.corpus.cs231n_layers import conv_forward_naive
+
 import pyfront
 
 pytestmark = pytest.mark.iree
@@ -341,25 +343,12 @@ def test_range_loops_that_start_past_zero():
 # from iteration to iteration; their last values are kept for after the loop where they are arrays.
 
 
-def conv_forward_naive(x_pad, w, b, stride):
-    """cs231n's naive convolution: four nested loops, a window sliced by the counters."""
-    N, F = x_pad.shape[0], w.shape[0]
-    HH, WW = w.shape[2], w.shape[3]
-    H_out = 1 + (x_pad.shape[2] - HH) // stride
-    W_out = 1 + (x_pad.shape[3] - WW) // stride
-    out = np.zeros((N, F, H_out, W_out))
-    for n in range(N):
-        for f in range(F):
-            for i in range(H_out):
-                for j in range(W_out):
-                    window = x_pad[n, :, i * stride:i * stride + HH, j * stride:j * stride + WW]
-                    out[n, f, i, j] = np.sum(window * w[f]) + b[f]
-    return out
+NO_PAD = {"stride": 1, "pad": 0}  # cs231n's naive convolution (tests/corpus): four nested loops
 
 
 def test_a_loop_nest_too_large_to_unroll_compiles_with_iteration_local_names():
     rng = np.random.default_rng(0)
-    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(2, 3, 3, 3)), rng.normal(size=2), 1)
+    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(2, 3, 3, 3)), rng.normal(size=2), NO_PAD)
              for _ in range(3)]
     report = pyfront.explain(check(conv_forward_naive, calls, profile_calls=1))
     assert report.compiled_calls > report.verified_calls, str(report)
@@ -369,7 +358,7 @@ def test_a_loop_nest_too_large_for_one_scf_for_nests_scf_for_loops():
     # With a small graph budget not even one image's loops unroll: the n and f loops are scf.for
     # loops around scf.for loops (the unroll pass then unrolls what fits its budget of kernels).
     rng = np.random.default_rng(2)
-    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(3, 3, 3, 3)), rng.normal(size=3), 1)
+    calls = [(rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(3, 3, 3, 3)), rng.normal(size=3), NO_PAD)
              for _ in range(3)]
     report = pyfront.explain(check(conv_forward_naive, calls, profile_calls=1, max_graph_nodes=400))
     assert report.compiled_calls > report.verified_calls, str(report)
