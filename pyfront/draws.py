@@ -240,8 +240,8 @@ class DrawMixin:
         first), which must draw a fixed number of times."""
         regions = S.enclosing_regions()
         loops = [r for r in regions if r in ("scf.for", "scf.while")]
-        if loops and ("scf.while" in loops or "scf.if" in regions[:regions.index(loops[-1])] or reseeds
-                      or len(self.for_loops) != len(loops) or None in (loop.trips for loop in self.for_loops)):
+        if loops and ("scf.if" in regions[:regions.index(loops[-1])] or reseeds or not self.only_for_loops(regions)
+                      or None in (loop.trips for loop in self.for_loops)):
             raise Unsupported(f"{text} inside a loop on a computed value, or inside a branch on one in a loop: "
                               "how many numbers the call draws depends on the data, so they cannot be drawn "
                               "before it", node)

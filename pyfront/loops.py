@@ -435,15 +435,19 @@ class LoopMixin:
         for g, held in zip(guards, loop.results[len(loop.results) - len(guards):]):
             S.guard(held, g.kind, g.reason, g.site)  # after the loop: whatever is around it
 
+    def only_for_loops(self, regions: list[str]) -> bool:
+        """Whether the real loops among `regions` (S.enclosing_regions) are all scf.for loops this
+        generator is building (`for_loops`), none a `while` or a loop it made otherwise."""
+        loops = [r for r in regions if r in ("scf.for", "scf.while")]
+        return "scf.while" not in loops and len(loops) == len(self.for_loops)
+
     def _check_loops_carry(self, example: np.ndarray, root: Tensor, node: ast.AST) -> None:
         """A write into the caller's array `example` inside real loops: each must be an scf.for that
         carries it (else CallerArrayInLoop, which the loop not carrying it yet catches)."""
-        loops = [r for r in S.enclosing_regions() if r in ("scf.for", "scf.while")]
         expression = _written_expression(node)
-        refused = (f"writing into {root.source} (an array the caller can see) inside a loop on a computed "
-                   "condition")
-        if "scf.while" in loops or len(loops) != len(self.for_loops) or expression is None:
-            raise Unsupported(f"{refused} is not supported yet", node)
+        if not self.only_for_loops(S.enclosing_regions()) or expression is None:
+            raise Unsupported(f"writing into {root.source} (an array the caller can see) inside a loop on a "
+                              "computed condition is not supported yet", node)
         if any(id(example) not in loop.arrays for loop in self.for_loops):
             raise CallerArrayInLoop(f"writing into {root.source} inside a loop", node, example, expression)
 
