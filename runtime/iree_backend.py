@@ -83,6 +83,11 @@ Contract:
   are copied by the device into page-aligned NumPy memory (one wait per call).
 * One HAL driver, device and VM instance per backend per process, created on
   first use under a lock and shared by all modules.
+* A lost device (Vulkan's VK_ERROR_DEVICE_LOST, CUDA's sticky errors) costs
+  the call that found it, which raises `DeviceLost` (the runtime deopts it to
+  the interpreter); the next call on the backend gets a new device and loads
+  its module there, as after a fork (`_replace_lost_device`).
+  tests/test_lost_device.py.
 * Fork (multiprocessing's default start method on Linux): a forked child drops
   the parent's devices, VM instances, contexts and resident table without
   destroying them, and each module loads again on the child's own device on
@@ -129,6 +134,7 @@ __all__ = [
     "CompileError",
     "CompileResult",
     "CompileTimeout",
+    "DeviceLost",
     "LoadedModule",
     "Restriction",
     "check_available",
@@ -329,6 +335,10 @@ class BackendRestriction(CompileError):
         self.restriction = restriction
         self.diagnostics = f"backend {backend!r} does not run {restriction.what}: {restriction.why}"
         RuntimeError.__init__(self, self.diagnostics)
+
+
+class DeviceLost(RuntimeError):
+    """A call found its backend's device lost; the next call gets a new one (`_replace_lost_device`)."""
 
 
 @dataclass(frozen=True)
@@ -566,6 +576,32 @@ def _runtime(backend: Backend) -> _Runtime:
                 rt = _RUNTIMES[backend.name] = _Runtime(backend)
     return rt
 
+# How IREE reports a device that no call can use any more: Vulkan's VK_ERROR_DEVICE_LOST (seen on
+# lavapipe under load, after a call of IREE 3.13's Vulkan runtime failed), CUDA's sticky errors.
+_DEVICE_LOST = re.compile(r"DEVICE_LOST|CUDA_ERROR_(ILLEGAL_ADDRESS|LAUNCH_FAILED|ECC_UNCORRECTABLE)")
+
+
+def _replace_lost_device(device) -> None:
+    """After a call found `device` lost: the next call on its backend creates a new device, VM
+    instance and HAL module, and each module loads again there on its next call (as after a fork).
+
+    Without this every later call on the backend would fail and run in the interpreter for the rest
+    of the process. The lost device's objects are abandoned, never destroyed: callers may still hold
+    its buffers (resident arrays, results in flight in other threads).
+    """
+    with _RUNTIMES_LOCK:
+        lost = next((rt for rt in _RUNTIMES.values() if rt.device is device), None)
+        if lost is None:  # another thread replaced it first
+            return
+        del _RUNTIMES[lost.backend.name]
+    _abandon(lost, lost.device, lost.instance, lost.hal_module, lost.allocator, lost.resident)
+    for m in list(_LIVE_MODULES):
+        if m._rt is lost:
+            m._drop_runtime()
+    for f in list(_LIVE_FUNCTIONS):
+        if f._device is device:
+            f._forget_runtime()
+
 
 # --------------------------------------------------------------------------
 # Fork
@@ -798,9 +834,14 @@ class LoadedModule:
     def _forget_runtime(self) -> None:
         """In a forked child: abandon the parent's module and contexts (never destroyed: see
         _reset_after_fork); `_reload` loads the module again on the child's own device."""
-        _abandon(self._vm_module, self._contexts)
         self._lock = threading.Lock()  # another thread of the parent may have held it
-        self._contexts, self._vm_module, self._rt, self._in_flight = [], None, None, set()
+        self._in_flight = set()
+        self._drop_runtime()
+
+    def _drop_runtime(self) -> None:
+        """Abandon the module and contexts of a device no call may use; `_reload` loads it on a new one."""
+        _abandon(self._vm_module, self._contexts)
+        self._contexts, self._vm_module, self._rt = [], None, None
 
     def _reload(self) -> None:
         with self._lock:
@@ -868,6 +909,17 @@ class _Function:
 
     def __call__(self, inputs: Sequence, modes: Sequence[int] | None = None,
                  storage: list | None = None) -> list[np.ndarray | None]:
+        device = self._device
+        try:
+            return self._call(inputs, modes, storage)
+        except RuntimeError as e:
+            if not _DEVICE_LOST.search(str(e)):
+                raise
+            _replace_lost_device(device)
+            raise DeviceLost(f"the {self._module.backend.name!r} device was lost ({e}); "
+                             "later calls get a new one") from e
+
+    def _call(self, inputs: Sequence, modes: Sequence[int] | None, storage: list | None) -> list:
         pool = self._pool
         if pool is None:
             pool = self._rebind()
@@ -1028,7 +1080,8 @@ class _Function:
 
     def _rebind(self) -> list:
         """The context pool of a call that found none: after `_shutdown` there is none to be
-        had; in a forked child (_reset_after_fork) the module is loaded on the child's device."""
+        had; in a forked child (_reset_after_fork) or after the device was lost
+        (_replace_lost_device) the module is loaded on a new device."""
         module = self._module
         if self._vm_function is None:  # closed by _shutdown
             _after_shutdown()
@@ -1037,7 +1090,7 @@ class _Function:
         return self._pool
 
     def _forget_runtime(self) -> None:
-        """In a forked child: drop the parent's device objects (see _reset_after_fork)."""
+        """Drop the device objects of a forked child's parent or of a lost device: the next call rebinds."""
         _abandon(self._vm_function)
         self._pool = None
 

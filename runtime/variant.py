@@ -43,7 +43,7 @@ import numpy as np
 from pyfront.dialects.state_path import Path, draw_index
 from pyfront.runtime.deferred_warnings import DeferredWarning
 from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
-from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED
+from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED, DeviceLost
 from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_committer, make_resolver,
                                      tree_builder)
 
@@ -293,6 +293,8 @@ class Variant:
             # A function whose results are all inputs, views or constants needs no device call.
             storage = [_take(spare) for spare in self._spares]
             outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
+        except DeviceLost as e:  # not the variant's failure: the next call runs it on a new device
+            return Deopt("device-lost", self.func_name, str(e)[:300])
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             reraise_if_asynchronous(e)  # the caller's, not a failure of the compiled code
             return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])

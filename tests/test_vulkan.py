@@ -37,8 +37,11 @@ _COMPARISONS = {"check", "assert_same", "_assert_values", "_assert_same_identiti
 # IREE 3.13 Vulkan runtime failures: the call runs in the interpreter (right answer, not compiled).
 # The range loop with an exit (scf.while carrying a flag) fails this way on lavapipe, with one of
 # several messages about its transient buffers ("has no staged Vulkan backing", "has already been
-# queued for deallocation").
-_VULKAN_RUNTIME_FAILURES = ("transient buffer",)
+# queued for deallocation"). After such a failure lavapipe lost the device in a later call of another
+# function: once in CI, once in about fifteen processes here (LP_NUM_THREADS=3, two busy processes
+# beside it). The call that finds it lost runs in the interpreter and later ones on a new device
+# (tests/test_lost_device.py).
+_VULKAN_RUNTIME_FAILURES = ("transient buffer", "device was lost")
 
 
 def _refusal_is_expected(test):
