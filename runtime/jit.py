@@ -86,13 +86,26 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             approximate_dtype=approximate, relayouts=tuple(sorted(relayouts.items())),
         )
         in_place = in_place_inputs(f, len(input_paths(f)))
-        lowered = str(module)
+        lowered = iree_text(module)
     del graph.module, module
     try:
         cached = cached_vmfb(lowered, config.backend)
     except BackendRestriction as e:  # the reason is ours, not IREE's
         raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
     return PreparedVariant(fn, key, config, lowered, fields, in_place, cached, time.perf_counter() - start)
+
+
+def iree_text(module: ir.Module) -> str:
+    """`module` as IREE compiles it, without pyfront's own attributes (guard sites, state paths).
+
+    They are read before this (into the Variant) and IREE ignores them, but they name source
+    files and lines: without them the same code at another path or line (a notebook cell run
+    again, a test's temporary file) is the same module, one entry of IREE's disk cache.
+    """
+    for op in [module.operation, *functions(module.operation)]:
+        for name in [n for n in op.attributes if n.startswith("pyfront.")]:
+            del op.attributes[name]
+    return str(module)
 
 
 @dataclass

@@ -72,6 +72,23 @@ def test_the_same_code_at_another_line_is_lowered_for_its_own_sites(pass_runs):
         assert {g.site.split(":")[1] for g in variant.graph_guards} == lines
 
 
+def test_the_same_function_in_another_file_shares_the_iree_module(tmp_path, pass_runs):
+    """A notebook cell run again, a test's temporary file: other sites, so the passes run again,
+    but IREE's input names no site (jit.iree_text) and its disk-cache entry is shared."""
+    variants = []
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "model.py"
+        path.write_text("import numpy as np\n\ndef predict(x, w):\n    return np.tanh(x @ w) * 2.0\n")
+        namespace = {}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        variants.append(compiled(namespace["predict"], X, W)[1])
+    assert len(pass_runs) == 2
+    assert {g.site.split(":")[0] for v in variants for g in v.graph_guards} == {
+        str(tmp_path / "one" / "model.py"), str(tmp_path / "two" / "model.py")}
+    assert not variants[0].cache_hit and variants[1].cache_hit
+
+
 def test_another_unroll_budget_is_another_key(pass_runs, monkeypatch):
     compiled(scaled_tanh, X, W)
     monkeypatch.setenv("PYFRONT_UNROLL_BUDGET", "0")
