@@ -78,11 +78,12 @@ def unroll(module: ir.Operation) -> None:
         trip = _trip_count(loop)
         if trip is None or trip > MAX_TRIP_COUNT:
             continue
-        size, kernels = _size(loop)
-        if trip * size <= left and trip * kernels <= kernels_left:
+        size, made = _size(loop)
+        size -= 1  # the loop itself is not in its body
+        if trip * size <= left and trip * made <= kernels_left:
             _unroll(loop, trip)
             left -= trip * size
-            kernels_left -= trip * kernels
+            kernels_left -= trip * made
 
 
 def _constant_index(value: ir.Value) -> int | None:
@@ -101,18 +102,23 @@ def _trip_count(loop: ir.Operation) -> int | None:
     return max(0, -(-(upper - lower) // step))
 
 
-def _size(loop: ir.Operation) -> tuple[int, int]:
-    """The ops in the loop's body (nested ones included), and how many of them are kernels."""
+def _size(op: ir.Operation) -> tuple[int, int]:
+    """The ops in `op` and nested in it, and how many of them are kernels."""
     ops = kernels = 0
 
-    def visit(op):
+    def visit(nested):
         nonlocal ops, kernels
         ops += 1
-        kernels += _is_kernel(op.operation)
+        kernels += _is_kernel(nested.operation)
         return ir.WalkResult.ADVANCE
 
-    walk(loop, visit)
-    return ops - 1, kernels  # the loop itself is not in its body
+    walk(op, visit)
+    return ops, kernels
+
+
+def kernels(op: ir.Operation) -> int:
+    """How many of `op` and the ops nested in it become IREE kernels of their own (see MAX_KERNELS)."""
+    return _size(op)[1]
 
 
 def _unroll(loop: ir.Operation, trip: int) -> None:

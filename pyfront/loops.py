@@ -13,7 +13,8 @@ Which loops become what:
   up to MAX_STATIC_UNROLL iterations: `i` must then be a compile-time int.
   The generator first tries the scf.for and, when the body turns out to need
   Python values, discards it and unrolls. Unrolling a loop nest can exceed
-  the graph's budget (cs231n's naive convolution: four nested loops); then
+  the graph's budget, or make more IREE kernels than the unroll pass would
+  (cs231n's naive convolution: four nested loops); then
   the outermost loop becomes an scf.for whose iterations bind names of their
   own (`window = x[...]`, the inner loops' counters, unrolled inside), which
   are not carried from one iteration to the next.
@@ -56,6 +57,7 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.types import tensor_type
 from pyfront.errors import Unsupported
 from pyfront.graph_budget import GraphTooLarge
+from pyfront.passes.unroll import MAX_KERNELS, kernels
 from pyfront.values import BoundedInt, FloatOrFloat64, Known, Obj, Seq, Tensor, Unavailable
 
 MAX_STATIC_UNROLL = 256
@@ -289,7 +291,7 @@ class LoopMixin:
         # the inner loops, which are unrolled in turn or become scf.for loops too.
         self._unrolling_attempts += 1
         try:
-            error = self._attempt(lambda: self._unroll(node, Known(steps)))
+            error = self._attempt(lambda: self._unroll_within_kernel_budget(node, steps))
         finally:
             self._unrolling_attempts -= 1
         if error is None:
@@ -297,6 +299,19 @@ class LoopMixin:
         if isinstance(error, GraphTooLarge):
             return self._attempt(lambda: self._for_range(node, steps, iteration_locals=True)) is None
         return False
+
+    def _unroll_within_kernel_budget(self, node: ast.For, steps: range) -> None:
+        """The loop unrolled, unless that makes more IREE kernels than the unroll pass would
+        (passes/unroll.py's MAX_KERNELS): each unrolled copy of a reduction or matmul over a slice
+        at other offsets is a kernel IREE compiles separately (cs231n's naive convolution: 144
+        windows, a minute of IREE time), where an scf.for compiles its body's kernels once."""
+        block = ir.InsertionPoint.current.block
+        before = {op.operation for op in block.operations}
+        self._unroll(node, Known(steps))
+        made = sum(kernels(op.operation) for op in block.operations if op.operation not in before)
+        if made > MAX_KERNELS:
+            raise GraphTooLarge(f"unrolled, the loop makes {made} IREE kernels (the unroll pass makes at most "
+                                f"{MAX_KERNELS})", node)
 
     def _for_range(self, node: ast.For, steps: range, iteration_locals: bool = False) -> None:
         """`for i in range(a, b, s)`: scf.for over k in [0, len) with `i = a + k*s` as a loop counter
