@@ -576,6 +576,7 @@ def _runtime(backend: Backend) -> _Runtime:
                 rt = _RUNTIMES[backend.name] = _Runtime(backend)
     return rt
 
+
 # How IREE reports a device that no call can use any more: Vulkan's VK_ERROR_DEVICE_LOST (seen on
 # lavapipe under load, after a call of IREE 3.13's Vulkan runtime failed), CUDA's sticky errors.
 _DEVICE_LOST = re.compile(r"DEVICE_LOST|CUDA_ERROR_(ILLEGAL_ADDRESS|LAUNCH_FAILED|ECC_UNCORRECTABLE)")
