@@ -51,6 +51,13 @@ from pyfront.verification import Verdict, is_due, verified_call
 # "fp-error" (a floating-point event NumPy reports) is relaxed once, from deferred checks
 # to exact per-op ones (_deopt); after that the same code would raise it again.
 RELAXABLE = ("state", "branch")
+# Deferred floating-point checks relax to per-op ones only when they fail again: a single
+# failure is often a one-off that exact checks would deopt for just the same (an event NumPy
+# reports; a subnormal result IREE flushed, made NaN by primitives/subnormal.py: GAN's Adam at
+# t = 127), and the recompile costs seconds (12 s for bench/programs/model_gan.py). Non-finite
+# values that the data or constants carry (-inf masks), which per-op checks let run compiled,
+# fail every call.
+RELAX_FP_CHECKS_AFTER = 2
 # Other in-graph assumptions fail on data (a division by zero, a subnormal reaching an input):
 # after this many failures the variant is suspended, its calls run in the interpreter for
 # SUSPEND_CALLS calls, then it is tried again; each suspension doubles the next. Such data is
@@ -499,17 +506,20 @@ class CompiledFunction:
             if group is None or variant not in group.variants:
                 return
             retired = None
+            if deopt.kind == "fp-error":
+                variant.fp_errors += 1
             if deopt.kind in RELAXABLE:
                 group.remove(variant)
                 retired = "to be recompiled without the failed assumption"
-            elif deopt.kind == "fp-error" and not variant.fp_checks_per_op:
+            elif (deopt.kind == "fp-error" and not variant.fp_checks_per_op
+                  and variant.fp_errors >= RELAX_FP_CHECKS_AFTER):
                 # A deferred check also fails on NaN/inf the inputs explain (e.g. -inf masks):
                 # the exact per-op checks tell those apart from NumPy's warnings.
                 group.remove(variant)
                 retired = "to be recompiled with exact per-op floating-point checks"
                 if not self._fp_checks_per_op:
                     self._fp_checks_per_op = True
-                    self._note_relaxation("floating-point checks: deferred -> per op (a NaN or inf reached a check)")
+                    self._note_relaxation("floating-point checks: deferred -> per op (NaN or inf reached a check twice)")
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"

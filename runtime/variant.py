@@ -122,6 +122,7 @@ class Variant:
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
     # A guard that fails on data suspends the variant for a while (pyfront/api.py, SUSPEND_CALLS):
     strikes: int = 0  # such failures since it last ran again
+    fp_errors: int = 0  # failed floating-point checks (api.RELAX_FP_CHECKS_AFTER)
     suspensions: int = 0
     suspended_until: int = 0  # the function's call count from which it is tried again
     suspension: str = ""  # why, for the calls it sends to the interpreter meanwhile
