@@ -3,7 +3,8 @@
 `JIT_PIPELINE` is the default, in order. `REQUIRED` passes lower what IREE
 cannot read (Python state, guards, pyfront array ops), keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
-and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero) or keep IREE
+and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero;
+`opaque-zero-operands`: -0.0, inf and NaN through Mesa's Vulkan folds) or keep IREE
 from miscompiling (`materialize-splats`) or from building modules its runtime cannot load
 (`bound-dispatch-inputs`, `isolate-loop-scalars`): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
@@ -35,6 +36,8 @@ JIT_PIPELINE: tuple[str, ...] = (
     "materialize-splats",
     "canonicalize",
     "cse",
+    # On Vulkan, after the folding IEEE allows: Mesa's folds that it does not allow.
+    "opaque-zero-operands",
     # On the final linalg: IREE 3.13 forms dispatches its runtime refuses to load otherwise.
     "bound-dispatch-inputs",
     # Likewise: IREE 3.13 forms a scalar dispatch in an scf.for body that depends on itself otherwise.
@@ -45,7 +48,7 @@ JIT_PIPELINE: tuple[str, ...] = (
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
-                             "lower-to-linalg", "materialize-splats", "bound-dispatch-inputs",
+                             "lower-to-linalg", "materialize-splats", "opaque-zero-operands", "bound-dispatch-inputs",
                              "isolate-loop-scalars")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so

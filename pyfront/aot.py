@@ -83,7 +83,7 @@ def export(fn, *example_args: Any, path: str | os.PathLike, backend: str = "cpu"
     example_args = bound  # one value per parameter, defaults included: what the artifact's calls bind
     relaxed = _relaxations(fn, example_args, dynamic_dims or {})
     arguments = [_arg_spec(fn, i, a, relaxed.get(i)) for i, a in enumerate(example_args)]
-    mlir, lowered = _lower(fn, example_args, relaxed)
+    mlir, lowered = _lower(fn, example_args, relaxed, backend)
     vmfb, flags = _compile(fn, mlir, backend)
     manifest = {
         "format": FORMAT,
@@ -211,13 +211,14 @@ def _describe(spec: dict) -> str:
     return text + (" with dynamic dims >= 2" if None in spec.get("shape", ()) else "")
 
 
-def _lower(fn, args: tuple, relaxed: dict):
-    """Graph generation and the JIT pipeline; refuses what an artifact cannot honour."""
+def _lower(fn, args: tuple, relaxed: dict, backend: str):
+    """Graph generation and the JIT pipeline for `backend`; refuses what an artifact cannot honour."""
     from pyfront.dialects.mlir import ir
     from pyfront.graphgen import generate
     from pyfront.passes import run_passes
     from pyfront.passes.pipeline import EXPORT_PIPELINE
     from pyfront.passes.funcs import functions, input_paths, output_paths
+    from pyfront.passes.opaque_zero_operands import BACKEND
     from pyfront.runtime.jit import in_place_inputs
 
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
@@ -258,6 +259,7 @@ def _lower(fn, args: tuple, relaxed: dict):
             layout.check_results(graph.module, fn)
         except Unsupported as e:
             raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
+        graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(backend)
         run_passes(graph.module, list(EXPORT_PIPELINE))
         (f,) = [f for f in functions(graph.module.operation) if f.name.value == graph.func_name]
         inputs, outputs = input_paths(f), output_paths(f)

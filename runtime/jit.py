@@ -32,6 +32,7 @@ from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, Com
                                           LoadedModule, cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
+from pyfront.passes.opaque_zero_operands import BACKEND
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.lowered_cache import lower
 from pyfront.runtime.results import Output, leaves
@@ -59,6 +60,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         relayouts = layout.check_results(graph.module, fn, _copied_outputs(graph), relayout=True)
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
+        graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(config.backend)
         pyfront_ir = str(graph.module)
         approximate = approximate_dtype(graph.module.operation)  # (the passes lower the module in place)
         passes = [p for p in config.passes or JIT_PIPELINE

@@ -165,3 +165,65 @@ def test_aot_artifact_on_vulkan(tmp_path):
         got, expected = f(x, w, b), dense_layer(x, w, b)
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
         assert type(got[1]) is type(expected[1]) and np.isclose(got[1], expected[1], rtol=1e-6)
+
+
+# Mesa folds these as if -0.0, inf and NaN did not exist (passes/opaque_zero_operands.py).
+def times_zero(x):
+    return x * 0.0
+
+
+def plus_zero(x):
+    return x + 0.0
+
+
+def zero_minus(x):
+    return 0.0 - x
+
+
+def minus_negative_zero(x):
+    return x - (-0.0)
+
+
+def zero_over(x):
+    return 0.0 / x
+
+
+def minus_itself(x):
+    return x - x
+
+
+def plus_negation(x):
+    return x + (-x)
+
+
+def scaled(w, scale):
+    return w * scale
+
+
+FINITE = np.array([-0.0, -3.0, 2.0, 0.0, -0.5], np.float32)
+
+
+@pytest.mark.parametrize("fn", [times_zero, plus_zero, zero_minus, minus_negative_zero, minus_itself, plus_negation])
+def test_signed_zeros_survive_mesas_folds(fn):
+    """check compares the sign of zeros exactly: x * 0.0 of -3.0 is -0.0, -0.0 + 0.0 is +0.0."""
+    f = check(fn, [(FINITE,)] * 3)
+    assert pyfront.explain(f).compiled_calls == 2, str(pyfront.explain(f))
+
+
+def test_zero_over_negative_values_is_negative_zero():
+    f = check(zero_over, [(np.array([-3.0, 2.0, -0.5], np.float32),)] * 3)
+    assert pyfront.explain(f).compiled_calls == 2
+
+
+@pytest.mark.parametrize("fn", [times_zero, minus_itself, plus_negation])
+def test_inf_through_a_folded_op_is_nan_and_warns(fn):
+    """inf * 0.0, inf - inf: NumPy's NaN and "invalid value" warning (the call deopts), never Mesa's 0.0."""
+    inf = np.array([np.inf, 1.0, -np.inf], np.float32)
+    f = check(fn, [(FINITE,), (FINITE,), (inf,), (FINITE,)])
+    assert pyfront.explain(f).deopts >= 1, str(pyfront.explain(f))
+
+
+def test_a_zero_hyperparameter_keeps_the_sign_of_zero():
+    w = np.array([-2.0, 1.0], np.float32)
+    f = check(scaled, [(w, 0.0)] * 3)  # a Python float argument: a constant of the variant
+    assert pyfront.explain(f).compiled_calls == 2
