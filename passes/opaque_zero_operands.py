@@ -41,14 +41,14 @@ from pyfront.passes.registry import register_pass
 BACKEND = "pyfront.backend"
 FOLDS_FLOAT_IDENTITIES = frozenset({"vulkan"})
 _ARITHMETIC = frozenset({"arith.addf", "arith.subf", "arith.mulf", "arith.divf"})
-_ZERO = (0.0, -0.0)
 
 
 @register_pass("opaque-zero-operands",
                "On Vulkan (Mesa folds x*0.0, x+0.0, x-x as if no -0.0, inf or NaN existed): read the zeros of "
                "float arithmetic, and a 1.0 that tells x-x's operands apart, from a buffer.")
 def opaque_zero_operands(module: ir.Operation) -> None:
-    if BACKEND not in module.attributes or ir.StringAttr(module.attributes[BACKEND]).value not in FOLDS_FLOAT_IDENTITIES:
+    backend = module.attributes[BACKEND] if BACKEND in module.attributes else None
+    if backend is None or ir.StringAttr(backend).value not in FOLDS_FLOAT_IDENTITIES:
         return
     for fn in functions(module):
         generics: list[ir.Operation] = []
@@ -133,9 +133,11 @@ def _negated_input(tensor: ir.Value) -> ir.Value | None:
         return None
     body = owner.regions[0].blocks[0]
     ops = list(body.operations)
+    if len(ops) != 2 or any(str(t) != "#linalg.iterator_type<parallel>"
+                            for t in ir.ArrayAttr(owner.attributes["iterator_types"])):
+        return None
     yielded = ops[-1].operands[0]
-    if (len(ops) != 2 or yielded.owner.name != "arith.negf"
-            or any(str(t) != "#linalg.iterator_type<parallel>" for t in ir.ArrayAttr(owner.attributes["iterator_types"]))):
+    if isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.negf":
         return None
     arg = yielded.owner.operands[0]
     if not isinstance(arg.owner, ir.Block):

@@ -519,7 +519,8 @@ class CompiledFunction:
                 retired = "to be recompiled with exact per-op floating-point checks"
                 if not self._fp_checks_per_op:
                     self._fp_checks_per_op = True
-                    self._note_relaxation("floating-point checks: deferred -> per op (NaN or inf reached a check twice)")
+                    self._note_relaxation(
+                        "floating-point checks: deferred -> per op (NaN or inf reached a check twice)")
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"
