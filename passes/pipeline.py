@@ -4,7 +4,7 @@
 cannot read (Python state, guards, pyfront array ops), keep the
 interpreter's behaviour (`guard-fp-events`: NumPy's floating-point warnings
 and errors; `guard-subnormal-inputs`: subnormals IREE's CPU code reads as zero;
-`opaque-zero-operands`: -0.0, inf and NaN through Mesa's Vulkan folds) or keep IREE
+`opaque-constants`: -0.0, inf and NaN through Mesa's Vulkan folds) or keep IREE
 from miscompiling (`materialize-splats`) or from building modules its runtime cannot load
 (`bound-dispatch-inputs`, `isolate-loop-scalars`): a pipeline without one of them is wrong or cannot run, so
 `check_pipeline` rejects it. The others (`OPTIONAL`)
@@ -36,8 +36,9 @@ JIT_PIPELINE: tuple[str, ...] = (
     "materialize-splats",
     "canonicalize",
     "cse",
-    # On Vulkan, after the folding IEEE allows: Mesa's folds that it does not allow.
-    "opaque-zero-operands",
+    # On Vulkan, after the folding IEEE allows: constants Mesa folds as IEEE does not allow, or
+    # IREE's SPIR-V conversion fails on.
+    "opaque-constants",
     # On the final linalg: IREE 3.13 forms dispatches its runtime refuses to load otherwise.
     "bound-dispatch-inputs",
     # Likewise: IREE 3.13 forms a scalar dispatch in an scf.for body that depends on itself otherwise.
@@ -48,7 +49,7 @@ JIT_PIPELINE: tuple[str, ...] = (
 )
 
 REQUIRED: tuple[str, ...] = ("lower-deferred-state", "guard-fp-events", "guard-subnormal-inputs", "lower-guards",
-                             "lower-to-linalg", "materialize-splats", "opaque-zero-operands", "bound-dispatch-inputs",
+                             "lower-to-linalg", "materialize-splats", "opaque-constants", "bound-dispatch-inputs",
                              "isolate-loop-scalars")
 # `fuse` is not in the default: IREE's own dispatch formation already puts
 # elementwise chains and bias + activation into their matmul's dispatch, so

@@ -66,7 +66,7 @@ def _load_all() -> None:
         lower_guards,
         lower_to_linalg,
         materialize_splats,
-        opaque_zero_operands,
+        opaque_constants,
         refine_static_dims,
         specialize,
         unroll,

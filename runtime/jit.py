@@ -32,7 +32,7 @@ from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, Com
                                           LoadedModule, cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
-from pyfront.passes.opaque_zero_operands import BACKEND
+from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime.lowered_cache import lower
 from pyfront.runtime.results import Output, leaves

@@ -167,7 +167,7 @@ def test_aot_artifact_on_vulkan(tmp_path):
         assert type(got[1]) is type(expected[1]) and np.isclose(got[1], expected[1], rtol=1e-6)
 
 
-# Mesa folds these as if -0.0, inf and NaN did not exist (passes/opaque_zero_operands.py).
+# Mesa folds these as if -0.0, inf and NaN did not exist (passes/opaque_constants.py).
 def times_zero(x):
     return x * 0.0
 
@@ -227,3 +227,20 @@ def test_a_zero_hyperparameter_keeps_the_sign_of_zero():
     w = np.array([-2.0, 1.0], np.float32)
     f = check(scaled, [(w, 0.0)] * 3)  # a Python float argument: a constant of the variant
     assert pyfront.explain(f).compiled_calls == 2
+
+
+# int64 constants of several values did not compile for Vulkan (passes/opaque_constants.py).
+def picked_log_probabilities(probs, y):
+    n = probs.shape[0]
+    return -np.log(probs[np.arange(n), y]).mean()
+
+
+def reordered_and_shifted(x, y):
+    return x[[2, 0]], y + np.array([3, 1])
+
+
+def test_int64_constants_compile():
+    probs = np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]], np.float32)
+    f = check(picked_log_probabilities, [(probs, np.array([1, 2, 0]))] * 3)
+    g = check(reordered_and_shifted, [(np.arange(3.0, dtype=np.float32), np.array([-4, 9]))] * 3)
+    assert pyfront.explain(f).compiled_calls == 2 and pyfront.explain(g).compiled_calls == 2

@@ -1,61 +1,73 @@
-"""opaque-zero-operands: on Vulkan, read the zeros of float arithmetic from a buffer.
+"""opaque-constants: on Vulkan, constants that Mesa or IREE's SPIR-V code gets wrong come from buffers.
 
-Why: Mesa's lavapipe (22.3, Debian 12's) folds float arithmetic as if signed
-zeros, infinities and NaNs did not exist: `x * 0.0` became 0.0 (NumPy: -0.0
-for negative x, NaN for inf and NaN, with an "invalid value" warning the
-floating-point checks then never saw), `x + 0.0` and `x - (-0.0)` became x
-(-0.0 for x = -0.0; NumPy +0.0), `0.0 - x` became -x, and `x - x`, `x + (-x)`
-became 0.0 (NumPy: NaN for inf). IREE's SPIR-V has the operations as written;
-declaring the `SignedZeroInfNanPreserve` execution mode, or `NoContraction` on
-each result, in the SPIR-V did not stop the folds (measured). Mesa cannot fold
-what it reads from memory.
+Both problems below come from constants that IREE puts into a SPIR-V
+dispatch; neither can happen to a value the dispatch reads from memory, so
+such constants are passed through `util.optimization_barrier`, which IREE
+does not see through: the dispatch gets them as a buffer.
 
-What: in each `linalg.generic` of a module whose `BACKEND` attribute names a
-backend in `FOLDS_FLOAT_IDENTITIES`, an operand of `arith.addf`, `subf`, `mulf`
-or `divf` that is a float zero (a scalar `arith.constant`, or the element of
-an input that is a splat constant or a `linalg.fill` of one: IREE puts those
-into the dispatch as constants) becomes the element of a new 0-d input of the
-generic holding that zero (its sign kept), made once per function as
-`util.optimization_barrier(arith.constant)`, which IREE passes to the dispatch
-as a buffer. The second operand of `x - x`, and the negated one of `x + (-x)`,
-is multiplied by such an opaque 1.0 (exact for every x, NaN and -0.0
-included), so the two operands are no longer one value to Mesa.
+1. Float zeros. Mesa's lavapipe (22.3, Debian 12's) folds float arithmetic
+   as if signed zeros, infinities and NaNs did not exist: `x * 0.0` became
+   0.0 (NumPy: -0.0 for negative x, NaN for inf and NaN, with an "invalid
+   value" warning the floating-point checks then never saw), `x + 0.0` and
+   `x - (-0.0)` became x (-0.0 for x = -0.0; NumPy +0.0), `0.0 - x` became
+   -x, and `x - x`, `x + (-x)` became 0.0 (NumPy: NaN for inf). IREE's SPIR-V
+   has the operations as written; declaring the `SignedZeroInfNanPreserve`
+   execution mode, or `NoContraction` on each result, in the SPIR-V did not
+   stop the folds (measured). So in each `linalg.generic`, an operand of
+   `arith.addf`, `subf`, `mulf` or `divf` that is a float zero (a scalar
+   `arith.constant`, or the element of an input that is a splat constant or
+   a `linalg.fill` of one: IREE inlines those) becomes the element of a new
+   0-d input holding that zero (its sign kept), made once per function. The
+   second operand of `x - x`, and the negated one of `x + (-x)`, is
+   multiplied by such an opaque 1.0 (exact for every x, NaN and -0.0
+   included), so the two operands are no longer one value to Mesa.
+2. 64-bit integer tensors of several values (`x[[2, 0]]`, `probs[np.arange(n),
+   y]`, `y + np.array([3, 1])`): IREE 3.13's SPIR-V conversion failed on them
+   ("failed to legalize unresolved target materialization from ('i64') to
+   ('vector<2xi32>')") and the function did not compile. Such a constant is
+   read through a barrier placed right after it (int64 arrays passed in
+   compile, as do splat constants).
 
-Assumes: linalg on tensors (after lower-to-linalg and its clean-ups, which
-have folded what IEEE allows), runs before `bound-dispatch-inputs` (which
-counts the new inputs). Guarantees: values are unchanged; a module for
-another backend, or without such an operand, is unchanged. Not covered:
-operands that become one value or a zero only when IREE fuses two generics
-(`y = -x` and `x + y` in separate generics), which no pyfront lowering was
-seen to produce.
+Applies to a module whose `BACKEND` attribute names a backend in
+`BACKENDS` (Vulkan). Assumes: linalg on tensors (after
+lower-to-linalg and its clean-ups, which have folded what IEEE allows), runs
+before `bound-dispatch-inputs` (which counts the new inputs). Guarantees:
+values are unchanged; a module for another backend, or without such a
+constant, is unchanged. Not covered: float operands that become one value or
+a zero only when IREE fuses two generics (`y = -x` and `x + y` in separate
+generics), which no pyfront lowering was seen to produce.
 """
 
 from __future__ import annotations
 
 from pyfront.dialects.mlir import ir, walk
+from pyfront.dialects.types import is_tensor, isa
 from pyfront.passes.bound_dispatch_inputs import BARRIER
 from pyfront.passes.funcs import functions
 from pyfront.passes.registry import register_pass
 
 # A module attribute: the backend the module is compiled for (set by the JIT and by export).
 BACKEND = "pyfront.backend"
-FOLDS_FLOAT_IDENTITIES = frozenset({"vulkan"})
+BACKENDS = frozenset({"vulkan"})  # where the pass applies
 _ARITHMETIC = frozenset({"arith.addf", "arith.subf", "arith.mulf", "arith.divf"})
 
 
-@register_pass("opaque-zero-operands",
-               "On Vulkan (Mesa folds x*0.0, x+0.0, x-x as if no -0.0, inf or NaN existed): read the zeros of "
-               "float arithmetic, and a 1.0 that tells x-x's operands apart, from a buffer.")
-def opaque_zero_operands(module: ir.Operation) -> None:
+@register_pass("opaque-constants",
+               "On Vulkan: read float zeros of arithmetic (Mesa folds x*0.0, x+0.0, x-x as if no -0.0, inf or "
+               "NaN existed) and int64 tensor constants (IREE's SPIR-V fails on them) from buffers.")
+def opaque_constants(module: ir.Operation) -> None:
     backend = module.attributes[BACKEND] if BACKEND in module.attributes else None
-    if backend is None or ir.StringAttr(backend).value not in FOLDS_FLOAT_IDENTITIES:
+    if backend is None or ir.StringAttr(backend).value not in BACKENDS:
         return
     for fn in functions(module):
         generics: list[ir.Operation] = []
+        int64_tensors: list[ir.Operation] = []
 
         def collect(op: ir.Operation) -> ir.WalkResult:
             if op.name == "linalg.generic":
                 generics.append(op)
+            elif op.name == "arith.constant" and _is_int64_tensor(op):
+                int64_tensors.append(op)
             return ir.WalkResult.ADVANCE
 
         walk(fn.operation, collect)
@@ -64,6 +76,27 @@ def opaque_zero_operands(module: ir.Operation) -> None:
             rewrites = _rewrites(generic)
             if rewrites:
                 _read_from_inputs(generic, rewrites, opaque)
+        for constant in int64_tensors:
+            _read_through_barrier(constant)
+
+
+def _is_int64_tensor(constant: ir.Operation) -> bool:
+    """A tensor constant of 64-bit integers, not all one value."""
+    t = constant.result.type
+    if not is_tensor(t) or not isa(ir.IntegerType, tensor_element := ir.RankedTensorType(t).element_type):
+        return False
+    attr = constant.attributes["value"]
+    return (ir.IntegerType(tensor_element).width == 64 and isinstance(attr, ir.DenseElementsAttr)
+            and not attr.is_splat)
+
+
+def _read_through_barrier(constant: ir.Operation) -> None:
+    value = constant.result
+    uses = [(use.owner, use.operand_number) for use in value.uses]
+    with ir.InsertionPoint.after(constant), constant.location:
+        barrier = ir.Operation.create(BARRIER, results=[value.type], operands=[value])
+    for owner, number in uses:
+        owner.operands[number] = barrier.result
 
 
 class _OpaqueConstants:

@@ -1,4 +1,4 @@
-// RUN: pyfront-opt %s --split-input-file --opaque-zero-operands | filecheck %s
+// RUN: pyfront-opt %s --split-input-file --opaque-constants | filecheck %s
 
 /// `x * 0.0` for Vulkan: the zero is read from a 0-d input behind an
 /// optimization barrier (Mesa folds a constant one to 0.0, losing -0.0 and NaN).
@@ -111,5 +111,31 @@ module attributes {pyfront.backend = "vulkan"} {
       linalg.yield %s : f32
     } -> tensor<f32>
     return %r : tensor<f32>
+  }
+}
+
+// -----
+
+/// An int64 tensor of several values (`x[[2, 0]]`'s indices) is read through
+/// a barrier: IREE 3.13's SPIR-V conversion fails on it inlined. A splat one
+/// compiles and is left alone.
+
+// CHECK-LABEL: func.func @int64_indices
+// CHECK:         %[[C:.*]] = arith.constant dense<[2, 0]> : tensor<2xi64>
+// CHECK-NEXT:    %[[OPAQUE:.*]] = util.optimization_barrier %[[C]] : tensor<2xi64>
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         linalg.generic {{.*}} ins(%[[OPAQUE]], %{{.*}} : tensor<2xi64>, tensor<2xi64>)
+#row = affine_map<(d0) -> (d0)>
+module attributes {pyfront.backend = "vulkan"} {
+  func.func @int64_indices(%x: tensor<3xf32>) -> tensor<2xi64> {
+    %c = arith.constant dense<[2, 0]> : tensor<2xi64>
+    %one = arith.constant dense<1> : tensor<2xi64>
+    %e = tensor.empty() : tensor<2xi64>
+    %r = linalg.generic {indexing_maps = [#row, #row, #row], iterator_types = ["parallel"]} ins(%c, %one : tensor<2xi64>, tensor<2xi64>) outs(%e : tensor<2xi64>) {
+    ^bb0(%a: i64, %b: i64, %o: i64):
+      %s = arith.addi %a, %b : i64
+      linalg.yield %s : i64
+    } -> tensor<2xi64>
+    return %r : tensor<2xi64>
   }
 }
