@@ -71,7 +71,8 @@ def reshaping_helpers(x, i):
     (reshaping_helpers, (A, np.array([1, 2]))),
 ])
 def test_common_helpers_compile(fn, args):
-    report = pyfront.explain(check(fn, [args] * 3))
+    # 4 calls: inf and NaN inputs fail the deferred floating-point checks twice before the exact ones run.
+    report = pyfront.explain(check(fn, [args] * 4))
     assert report.compiled_calls > 0, str(report)
 
 
