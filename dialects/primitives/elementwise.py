@@ -186,6 +186,12 @@ def _sign_fill(a: ir.Value) -> ir.Value:
     return arith.shrsi(a, _c(a, ir.IntegerType(a.type).width - 1))
 
 
+def _absi(a: ir.Value) -> ir.Value:
+    """|a|, wrapping at the minimum as NumPy does; not `math.absi`, which IREE 3.13's SPIR-V
+    conversion fails on for int64 ("failed to legalize ... from ('i64') to ('vector<2xi32>')")."""
+    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, a, _c(a, 0)), arith.subi(_c(a, 0), a), a)
+
+
 def _tanh(a: ir.Value) -> ir.Value:
     if not isa(ir.F64Type, a.type):
         return math.tanh(a)
@@ -445,7 +451,7 @@ COMPARE: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
 
 UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
     "negative": (np.negative, {F: arith.negf, **_ints(lambda a: arith.subi(_c(a, 0), a))}, _negative, None),
-    "absolute": (np.absolute, {F: math.absf, I: math.absi, U: lambda a: a, B: lambda a: a}, _absolute, None),
+    "absolute": (np.absolute, {F: math.absf, I: _absi, U: lambda a: a, B: lambda a: a}, _absolute, None),
     # No bool loop: np.square(bool) computes in int8.
     "square": (np.square, {F: lambda a: subnormal.product(arith.mulf(a, a), a, a), **_ints(lambda a: arith.muli(a, a))},
                _square, OVERFLOW),
