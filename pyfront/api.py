@@ -158,8 +158,9 @@ class CompiledFunction:
         except TypeError as e:
             return self._interpret(f"an argument cannot be specialized on ({e})", *call)
         group = self._groups.get(key)
-        variant, miss = group.select(args) if group is not None else (None, None)
+        variant, entry = group.select(args) if group is not None else (None, None)
         if variant is None:
+            miss, entry = entry, None  # a variant found below checks its entry guards itself
             with self._lock:
                 profiling = self._report.profiled_calls - self._profiled_before_code < self.config.profile_calls
                 if profiling:
@@ -185,7 +186,7 @@ class CompiledFunction:
         if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
             result = verified_call(self, key, variant, args, call)
         else:
-            result = variant.run(args, entry_checked=True)
+            result = variant.run(args, entry)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the

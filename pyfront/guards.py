@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import keyword
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import numpy as np
 from pyfront.dialects.state_path import Path
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.layout import c_ordered
+from pyfront.runtime.guarded_reads import SourceNames, guard_lambda
 from pyfront.runtime.host_draws import bit_generator_type
 from pyfront.specialize import (ArraySpec, ConstSpec, GeneratorSpec, HasAttrSpec, KeysSpec, LengthSpec, ObjectSpec,
                                 OwnAttrSpec, ScalarSpec, Spec)
@@ -69,6 +71,18 @@ class IdentityGuard:
             except ValueError:  # empty cell
                 return False
         return cell_holds
+
+    def condition(self, names: SourceNames) -> str:
+        """A Python expression that is true where `holds()` is, and false or raising where not
+        (runtime/guarded_reads.py inlines it; a raising read falls back to the guards one by one)."""
+        container, name, expected = names(self.container), self.name, names(self.expected)
+        if self.kind == "cell":
+            return f"{container}.cell_contents is {expected}"
+        if self.kind == "item" and self.expected is not MISSING and type(self.container) is dict:  # (no .get override)
+            return f"{container}[{names(name)}] is {expected}"
+        if self.kind == "attr" and self.expected is not MISSING and name.isidentifier() and not keyword.iskeyword(name):
+            return f"{container}.{name} is {expected}"
+        return f"{names(self.check)}()"
 
     def describe(self) -> str:
         what = {"item": f"global {self.name!r}", "attr": f"attribute {self.name!r}",
@@ -138,20 +152,29 @@ class StateGuard:
 
     @functools.cached_property
     def check(self) -> Callable[[Any], bool]:
-        """`holds_for`, its spec's kind decided once (entry checks run it on every call)."""
+        """`holds_for`, compiled once (entry checks run it on every call)."""
+        return guard_lambda(self.condition, f"<pyfront state guard at {self.site}>")
+
+    def condition(self, value: str, names: SourceNames) -> str:
+        """`holds_for` as a Python expression over the variable `value` (runtime/guarded_reads.py
+        inlines it in a variant's entry reads); `names(obj)` is how it refers to an object."""
         s = self.spec
-        if isinstance(s, ArraySpec):
-            dtype, shape = s.dtype, s.shape
-            return lambda v: (type(v) is np.ndarray and v.dtype == dtype and v.shape == shape
-                              and (v.flags.c_contiguous or c_ordered(v)))  # (the usual case without a call)
+        if isinstance(s, ArraySpec):  # (a contiguous array is C-ordered without a call)
+            return (f"(type({value}) is {names(np.ndarray)} and {value}.dtype == {names(s.dtype)} "
+                    f"and {value}.shape == {names(s.shape)} "
+                    f"and ({value}.flags.c_contiguous or {names(c_ordered)}({value})))")
         if isinstance(s, (ObjectSpec, ScalarSpec)):
-            cls = s.type
-            if cls is int:
-                return lambda v: type(v) is int and -2 ** 63 <= v < 2 ** 63
-            return lambda v: type(v) is cls
+            if s.type is int:
+                return f"(type({value}) is int and {-2 ** 63} <= {value} < {2 ** 63})"
+            return f"type({value}) is {names(s.type)}"
         if isinstance(s, ConstSpec):
-            const = s.value
-            return lambda v: v is const
+            return f"{value} is {names(s.value)}"
+        return f"{names(self._holds_for_other)}({value})"
+
+    @functools.cached_property
+    def _holds_for_other(self) -> Callable[[Any], bool]:
+        """`holds_for` of the specs `condition` does not inline."""
+        s = self.spec
         if isinstance(s, LengthSpec):
             length = s.length
             return lambda v: container_type(v) in (list, tuple) and len(v) == length

@@ -43,6 +43,7 @@ from pyfront.bounded import remember
 from pyfront.dialects.state_path import Path
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.runtime.results import make_resolver
+from pyfront.runtime.variant import Deopt
 from pyfront.specialize import is_constant, key_of
 
 MAX_SIGNATURES = 1024
@@ -93,30 +94,32 @@ class VariantGroup:
         return tuple(out)
 
     def select(self, args: tuple) -> tuple[Any, Any]:
-        """(a variant whose entry guards hold for `args`, None) or (None, the first guard failure)."""
+        """(a variant whose entry guards hold for `args`, its inputs: `Variant.enter`'s list)
+        or (None, the first guard failure, a `Deopt`, or None when there is no variant)."""
         variants = self.variants
         if not variants:
             return None, None
         if len(variants) == 1:
-            failure = variants[0].entry_failure(args)
-            return (variants[0], None) if failure is None else (None, failure)
+            entry = variants[0].enter(args)
+            return (None, entry) if isinstance(entry, Deopt) else (variants[0], entry)
         sig = self.signature(args)
         hit = self._by_signature.get(sig)
         first_failure = None
         if hit is not None:
-            first_failure = hit.entry_failure(args)
-            if first_failure is None:
-                return hit, None
+            entry = hit.enter(args)
+            if not isinstance(entry, Deopt):
+                return hit, entry
+            first_failure = entry
         for v in variants:
             if v is hit:
                 continue
-            failure = v.entry_failure(args)
-            if failure is None:
+            entry = v.enter(args)
+            if not isinstance(entry, Deopt):
                 if len(self._by_signature) >= MAX_SIGNATURES:
                     self._by_signature.clear()
                 self._by_signature[sig] = v
-                return v, None
-            first_failure = first_failure or failure
+                return v, entry
+            first_failure = first_failure or entry
         return None, first_failure
 
     def failure_for(self, args: tuple) -> str | None:

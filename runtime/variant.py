@@ -16,9 +16,10 @@ reads (the `store:` output of a path whose commit tree names another output)
 are not copied at all.
 
 What a call can derive from the variant alone is derived once, when the
-variant is built (`__post_init__`), not per call: the readers of its input and
-state paths (results.make_resolver), its entry checks with their kinds decided
-(guards.first_changed, StateGuard.check), a builder per result, print, store
+variant is built (`__post_init__`), not per call: one generated function that
+checks its entry guards and reads its inputs, each path prefix once
+(runtime/guarded_reads.py; where it finds a failure, the guards checked one by
+one, with their readers (results.make_resolver), say which), a builder per result, print, store
 and written-array tree (results.tree_builder), each output's mode, and which
 effects are warnings that could raise. A call then only reads what can change:
 the state behind the paths, the guards' objects, the outputs.
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 from pyfront.dialects.state_path import Path, draw_index
 from pyfront.runtime.deferred_warnings import DeferredWarning
+from pyfront.runtime.guarded_reads import guarded_reader
 from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED, DeviceLost
 from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_committer, make_resolver,
@@ -130,6 +132,7 @@ class Variant:
     _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
     _host_draws: HostDraws | None = field(default=None, repr=False)
     _first_changed: Any = field(default=None, repr=False)  # guards.first_changed of identity_guards
+    _read_guarded: Any = field(default=None, repr=False)  # guarded_reads.guarded_reader: entry guards and inputs
     _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.check, guard)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
@@ -162,6 +165,10 @@ class Variant:
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
                               if isinstance(g, (AliasGuard, BufferGuard))]
+        self._read_guarded = guarded_reader(
+            fn, self.identity_guards, [g for g in self.state_guards if isinstance(g, StateGuard)],
+            [(g.paths, g.holds_for) for _, g in self._alias_checks],
+            [None if i in drawn_inputs else Path.parse(p) for i, p in enumerate(self.input_paths)])
         for i, p in enumerate(self.output_paths):
             if p == "guards":
                 self._guard_index = i
@@ -218,12 +225,27 @@ class Variant:
                          else COPY if k & read else UNUSED)
         return tuple(modes)
 
-    def entry_failure(self, args: tuple) -> Deopt | None:
-        """The first entry guard (identity, state, alias) that fails for `args`, or None.
+    def enter(self, args: tuple) -> Deopt | list:
+        """The call's input values (None for a random draw's) if every entry guard holds for `args`,
+        else the first entry guard (identity, state, alias) that fails, or the read that raised.
 
         Reads state only: nothing runs and nothing is mutated, so a dispatcher may
         try several variants' entry guards before running one (pyfront/variant_group.py).
         """
+        inputs = self._read_guarded(args)
+        if inputs is not None:
+            return inputs
+        failure = self.entry_failure(args)
+        if failure is not None:
+            return failure
+        try:  # every guard holds, yet a read raised: the inputs' own reads say which
+            return [resolve(args) for resolve in self._inputs]
+        except Exception as e:  # noqa: BLE001 - nothing ran: the interpreter answers
+            reraise_if_asynchronous(e)
+            return self._failed(e)
+
+    def entry_failure(self, args: tuple) -> Deopt | None:
+        """The first entry guard (identity, state, alias) that fails for `args`, or None, checked one by one."""
         changed = self._first_changed()
         if changed is not None:
             return Deopt("state", changed.site, f"changed: {changed.describe()}")
@@ -258,22 +280,22 @@ class Variant:
             getter = self._resolvers[parsed] = make_resolver(parsed, self.fn)
         return getter
 
-    def run(self, args: tuple, entry_checked: bool = False, commit: bool = True) -> Any:
-        """Run the call; `entry_checked`: the caller has just seen `entry_failure(args)` be None.
+    def run(self, args: tuple, inputs: list | None = None, commit: bool = True) -> Any:
+        """Run the call; `inputs`: what `enter(args)` has just returned, if the caller called it.
 
         `commit=False`: print and store nothing, return a `Pending` (or a `Deopt`). Either way
         the call's random draws are undone, so the interpreter, running the call next, makes them.
         """
-        if not entry_checked:
-            failure = self.entry_failure(args)
-            if failure is not None:
-                return failure
+        if inputs is None:
+            inputs = self.enter(args)
+            if isinstance(inputs, Deopt):
+                return inputs
         try:
             drawn = self._host_draws.take(args)
         except DrawFailed as e:
             return Deopt("state", e.draw.site, e.reason)
         try:
-            outcome = self._run_drawn(args, drawn, commit)
+            outcome = self._run_drawn(args, inputs, drawn, commit)
         except BaseException:
             drawn.restore()  # (an interrupt: the call did not happen)
             raise
@@ -281,10 +303,9 @@ class Variant:
             drawn.restore()
         return outcome
 
-    def _run_drawn(self, args: tuple, drawn: Drawn, commit: bool) -> Any:
+    def _run_drawn(self, args: tuple, inputs: list, drawn: Drawn, commit: bool) -> Any:
         """`run` once the call's random draws are made (`drawn`)."""
         try:
-            inputs = [resolve(args) for resolve in self._inputs]
             for i, k in self._draw_inputs:
                 inputs[i] = drawn.values[k]
             for info, g in self.hoisted_guards:  # in-graph guards moved to the host: the same deopt
@@ -298,7 +319,7 @@ class Variant:
             return Deopt("device-lost", self.func_name, str(e)[:300])
         except Exception as e:  # noqa: BLE001 - nothing was committed: the interpreter answers
             reraise_if_asynchronous(e)  # the caller's, not a failure of the compiled code
-            return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
+            return self._failed(e)
         if self._guard_index is not None:
             flags = outputs[self._guard_index]
             if not all(flags.tolist()):  # (ndarray.all costs several times more on a few flags)
@@ -354,6 +375,9 @@ class Variant:
         self.calls += 1
         self.last_used = next(_USE_CLOCK)
         return result
+
+    def _failed(self, e: Exception) -> Deopt:
+        return Deopt("runtime", self.func_name, f"the compiled code failed ({type(e).__name__}: {e})"[:300])
 
     def describe_guards(self) -> list[str]:
         lines = [f"{g.site}: {g.describe()}" for g in self.identity_guards]

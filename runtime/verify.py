@@ -182,7 +182,7 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
     (the same objects, as the call was made); a `Deopt` (nothing ran) or a `Verdict`."""
     from pyfront.runtime.variant import Deopt
 
-    pending = variant.run(args, entry_checked=True, commit=False)
+    pending = variant.run(args, commit=False)
     if isinstance(pending, Deopt):
         return pending
     before = {}
