@@ -42,6 +42,38 @@ func.func @scalar(%s: tensor<f64>) -> tensor<f64> {
 
 // -----
 
+/// Arguments of one static shape are checked by one generic (one dispatch),
+/// whatever their float types; its guard names all of their paths. Another
+/// shape gets its own check, and so does each argument of a dynamic shape
+/// (two `?` dims may differ at run time).
+
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME:    (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x3xf64>, %[[C:.*]]: tensor<3xf32>, %[[D:.*]]: tensor<?xf32>, %[[E:.*]]: tensor<?xf32>)
+// CHECK:         %[[AB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[A]], %[[B]] : tensor<2x3xf32>, tensor<2x3xf64>)
+// CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.andi
+// CHECK:           arith.minsi
+// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[AB]]) {dtype = "bool"}
+// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value", reason = "no subnormal float in arg0, arg1 (IREE's CPU code reads subnormals as zero)"
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : tensor<3xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg2 (
+// CHECK:         linalg.generic {{.*}} ins(%[[D]] : tensor<?xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg3 (
+// CHECK:         linalg.generic {{.*}} ins(%[[E]] : tensor<?xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg4 (
+func.func @grouped(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>, %c: tensor<3xf32>, %d: tensor<?xf32>, %e: tensor<?xf32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf64>, tensor<3xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %ea = "pyfront.exp"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %eb = "pyfront.exp"(%b) : (tensor<2x3xf64>) -> tensor<2x3xf64>
+  %ec = "pyfront.exp"(%c) : (tensor<3xf32>) -> tensor<3xf32>
+  %ed = "pyfront.exp"(%d) : (tensor<?xf32>) -> tensor<?xf32>
+  %ee = "pyfront.exp"(%e) : (tensor<?xf32>) -> tensor<?xf32>
+  return %ea, %eb, %ec, %ed, %ee : tensor<2x3xf32>, tensor<2x3xf64>, tensor<3xf32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
 /// A float constant holding a subnormal is refused, naming its site.
 
 // ERR: a float constant holds a subnormal value, which IREE's CPU code reads as zero (at m.py:2:4)

@@ -86,3 +86,28 @@ func.func @seventeen_guards(%c0: tensor<i1>, %c1: tensor<i1>, %c2: tensor<i1>, %
   "pyfront.guard"(%c16) {kind = "value", reason = "c16", site = "m.py:17"} : (tensor<i1>) -> ()
   return
 }
+
+// -----
+
+/// A condition that is a 0-d integer tensor cast to bool (the checks of
+/// guard-fp-events and guard-subnormal-inputs) is gathered as the integer,
+/// nonzero meaning held (IREE 3.13 gives each 0-d cast a dispatch); an i32
+/// is compared with 0 in the gather, and a cast of a float is kept.
+
+// CHECK-LABEL: func.func @cast_conditions
+// CHECK-SAME:    (%[[B:.*]]: tensor<i8>, %[[W:.*]]: tensor<i32>, %[[F:.*]]: tensor<f32>)
+// CHECK-NOT:     "pyfront.astype"(%[[B]])
+// CHECK-NOT:     "pyfront.astype"(%[[W]])
+// CHECK:         %[[FB:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
+// CHECK:         linalg.generic {{.*}} ins(%[[B]], %[[W]], %[[FB]] : tensor<i8>, tensor<i32>, tensor<i1>)
+// CHECK:           %[[NZ:.*]] = arith.cmpi ne, %{{.*}}, %c0_i32 : i32
+// CHECK:           arith.extui %[[NZ]] : i1 to i8
+func.func @cast_conditions(%b: tensor<i8>, %w: tensor<i32>, %f: tensor<f32>) {
+  %bb = "pyfront.astype"(%b) {dtype = "bool"} : (tensor<i8>) -> tensor<i1>
+  "pyfront.guard"(%bb) {kind = "value", reason = "b", site = "m.py:1"} : (tensor<i1>) -> ()
+  %wb = "pyfront.astype"(%w) {dtype = "bool"} : (tensor<i32>) -> tensor<i1>
+  "pyfront.guard"(%wb) {kind = "value", reason = "w", site = "m.py:2"} : (tensor<i1>) -> ()
+  %fb = "pyfront.astype"(%f) {dtype = "bool"} : (tensor<f32>) -> tensor<i1>
+  "pyfront.guard"(%fb) {kind = "value", reason = "f", site = "m.py:3"} : (tensor<i1>) -> ()
+  return
+}

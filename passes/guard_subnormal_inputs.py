@@ -11,8 +11,11 @@ Results that IREE flushes are NaN-marked by the primitives
   after `lower-deferred-state`, Python floats passed at run time) that some
   op reads is guarded to hold no subnormal: an element is zero, NaN, or at
   least the smallest normal in magnitude. The check is one reduction generic
-  per argument, the min of its elements' i8 flags (one dispatch). A
-  failure deopts (kind "value"; the interpreter answers);
+  per static shape (at most `MAX_GROUP_VALUES` arguments each; one per
+  argument of a dynamic shape), the min of its elements' i8 flags: one
+  dispatch for a layer's weight and its two Adam moments (model_gan: 30
+  arguments, 7 checks). A failure deopts (kind "value", naming the group's
+  paths; the interpreter answers);
 - a float constant holding a subnormal (a literal such as 5e-324) is
   refused with `Unsupported` naming its line: compiled code would read it as
   zero. (`specialize` does not fold a result holding one.)
@@ -37,11 +40,13 @@ from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
 from pyfront.errors import Unsupported
+from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, input_paths
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array, has_subnormal
 
 I8 = np.dtype(np.int8)
+MAX_GROUP_VALUES = LIMIT  # IREE's HAL takes at most 32 buffers per dispatch (as guard-fp-events' groups)
 
 
 @register_pass("guard-subnormal-inputs",
@@ -56,10 +61,21 @@ def guard_subnormal_inputs(module: ir.Operation) -> None:
         if not read:
             continue
         with ir.InsertionPoint(block.operations[0]), fn.location:
-            for arg, path in read:
-                GUARD.build([_holds_no_subnormal(arg)], [], kind="value",
-                            reason=f"no subnormal float in {path} (IREE's CPU code reads subnormals as zero)",
+            for group in _groups(read):
+                paths = ", ".join(path for _, path in group)
+                GUARD.build([_holds_no_subnormal([arg for arg, _ in group])], [], kind="value",
+                            reason=f"no subnormal float in {paths} (IREE's CPU code reads subnormals as zero)",
                             site=_site(fn.location))
+
+
+def _groups(read: list[tuple[ir.Value, str]]) -> list[list[tuple[ir.Value, str]]]:
+    """`read` in groups checked together: of one static shape, at most MAX_GROUP_VALUES each."""
+    by_shape: dict[tuple, list] = {}
+    for arg, path in read:
+        shape = shape_of(arg.type)
+        by_shape.setdefault(shape if None not in shape else ("dynamic", len(by_shape)), []).append((arg, path))
+    return [group[i:i + MAX_GROUP_VALUES] for group in by_shape.values()
+            for i in range(0, len(group), MAX_GROUP_VALUES)]
 
 
 def _refuse_subnormal_constant(op: ir.Operation) -> ir.WalkResult:
@@ -75,23 +91,29 @@ def _is_float(v: ir.Value) -> bool:
     return is_tensor(v.type) and tensor_dtype(v.type).kind == "f" and tensor_dtype(v.type) != np.float16
 
 
-def _holds_no_subnormal(x: ir.Value) -> ir.Value:
-    """A 0-d tensor<i1>: every element of float tensor `x` is 0, NaN or at least the smallest normal."""
-    smallest_normal = float(np.finfo(tensor_dtype(x.type)).smallest_normal)
+def _holds_no_subnormal(xs: list[ir.Value]) -> ir.Value:
+    """A 0-d tensor<i1>: every element of the float tensors `xs` (of one shape) is 0, NaN or at
+    least the smallest normal."""
     i8 = ir.IntegerType.get_signless(8)
 
-    def ok(value):
-        zero = arith.cmpf(arith.CmpFPredicate.OEQ, value, arith.constant(value.type, 0.0))
-        # UGE: NaN passes too (NumPy and IREE agree on it).
-        normal = arith.cmpf(arith.CmpFPredicate.UGE, math.absf(value), arith.constant(value.type, smallest_normal))
-        return arith.extui(i8, arith.ori(zero, normal))
+    def ok(values: list[ir.Value]) -> ir.Value:
+        held = None
+        for x, value in zip(xs, values):
+            smallest_normal = float(np.finfo(tensor_dtype(x.type)).smallest_normal)
+            zero = arith.cmpf(arith.CmpFPredicate.OEQ, value, arith.constant(value.type, 0.0))
+            # UGE: NaN passes too (NumPy and IREE agree on it).
+            normal = arith.cmpf(arith.CmpFPredicate.UGE, math.absf(value), arith.constant(value.type, smallest_normal))
+            this = arith.ori(zero, normal)
+            held = this if held is None else arith.andi(held, this)
+        return arith.extui(i8, held)
 
-    rank = len(shape_of(x.type))
-    if rank:  # the predicates and their min in one generic: one dispatch per argument
-        (least,) = emit.reduction(x, range(rank), [emit.fill(1, [], I8)],
-                                  lambda args: arith.minsi(args[1], ok(args[0])))
+    rank = len(shape_of(xs[0].type))
+    if rank:  # the predicates and their min in one generic: one dispatch per group
+        every = emit.projection_map(rank, range(rank))
+        (least,) = emit.generic(xs, [every] * len(xs), [emit.fill(1, [], I8)], [emit.scalar_map(rank)],
+                                [emit.REDUCTION] * rank, lambda args: arith.minsi(args[-1], ok(args[:-1])))
     else:
-        least = emit.elementwise([x], (), I8, lambda args: ok(args[0]))
+        least = emit.elementwise(xs, (), I8, ok)
     return apply("astype", least, dtype="bool")
 
 

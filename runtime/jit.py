@@ -144,7 +144,8 @@ class PreparedVariant:
         try:
             invoke = LoadedModule(compiled.vmfb, config.backend).function(self.fields["func_name"], self.in_place)
         except IndexError as e:  # IREE's runtime refuses the module it compiled
-            bindings = re.search(r"binding count \d+ > \d+", str(e))
+            # (IREE says it two ways: when a command buffer binds, when an executable loads.)
+            bindings = re.search(r"binding count \d+ > \d+|dispatch requiring \d+ bindings exceeds limit of \d+", str(e))
             if bindings is None:
                 raise
             raise _unsupported(fn, f"{fn.__qualname__}: IREE 3.13 formed a dispatch of more buffers than its runtime "

@@ -221,17 +221,17 @@ def test_many_inputs_into_one_fused_chain_or_one_guard_gather():
     assert pyfront.explain(compiled).compiled_calls == 2, str(pyfront.explain(compiled))
 
 
-def sum_of_maxima(xs):
-    return sum(float(x.max()) for x in xs)
+def sum_of_products_of_extremes(xs):
+    return sum(float(x.max()) * float(x.min()) for x in xs)
 
 
 MAXIMA = [np.random.default_rng(i).standard_normal((6, 1)) for i in range(40)]
 
 
 def test_unrelated_single_element_ops_are_cut_into_dispatches_that_load():
-    """IREE grouped the 40 0-d floating-point checks of the maxima with the running sum into one
-    dispatch of 42 buffers (FormScalarDispatches); bound-dispatch-inputs cuts the group."""
-    assert pyfront.explain(check(sum_of_maxima, [(MAXIMA,)] * 3)).compiled_calls == 2
+    """IREE grouped the single-element ops of the 80 extremes with the running sum into one dispatch
+    of 78 buffers (FormScalarDispatches; the next test); bound-dispatch-inputs cuts the group."""
+    assert pyfront.explain(check(sum_of_products_of_extremes, [(MAXIMA,)] * 3)).compiled_calls == 2
 
 
 def test_a_dispatch_of_too_many_buffers_is_refused_naming_the_limit(monkeypatch):
@@ -239,8 +239,8 @@ def test_a_dispatch_of_too_many_buffers_is_refused_naming_the_limit(monkeypatch)
 
     monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")  # (the lowering differs from the real pass's)
     monkeypatch.setattr(bound_dispatch_inputs, "_bound_single_element_groups", lambda block: None)
-    report = str(pyfront.explain(check(sum_of_maxima, [(MAXIMA,)] * 3)))
-    assert "more buffers than its runtime binds (binding count" in report and "internal" not in report, report
+    report = str(pyfront.explain(check(sum_of_products_of_extremes, [(MAXIMA,)] * 3)))
+    assert "more buffers than its runtime binds (dispatch requiring" in report and "internal" not in report, report
 
 
 @IREE_313_BUG

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ class Case:
     lower_is_better: bool = False
     # Why some steady-state steps run in the interpreter, when they do (a known gap: the
     # test fails once it is closed, so that the gap is struck from here and from the docs).
-    known_gap: str | None = None
+    known_gap: str | None = None  # a regular expression the report matches
 
 
 # reinforce: the VJP of its mean over the episode reduces a constant-valued tensor whose
@@ -69,7 +70,7 @@ CASES = {
     "reinforce": Case(steps=100, metric_bound=0.0,  # its target is on episode lengths, below
                       known_gap="a reduction over a value that is constant, with a dynamic shape"),
     "gan": Case(steps=600, metric_bound=0.3, lower_is_better=True,  # largest moment gap
-                known_gap="no subnormal float in arg1.b1_power"),
+                known_gap=r"no subnormal float in [^(]*arg1\.b1_power"),  # (checked with the other (1,) arrays)
 }
 
 
@@ -89,7 +90,7 @@ def test_model_trains_the_same_compiled_and_reaches_its_target(name):
     if case.known_gap is None:
         assert steady_compiled == steady_calls, f"{steady_calls - steady_compiled} steady-state steps ran interpreted\n{after}"
     else:
-        assert steady_compiled < steady_calls and case.known_gap in str(after), f"known gap closed?\n{after}"
+        assert steady_compiled < steady_calls and re.search(case.known_gap, str(after)), f"known gap closed?\n{after}"
 
     metric = module.evaluate(compiled.model, compiled.data)
     if case.lower_is_better:
