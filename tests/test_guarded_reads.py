@@ -105,8 +105,8 @@ def test_compiled_calls_deopt_on_the_failing_guard_as_before():
     changed_dtype.w = changed_dtype.w.astype(np.float32)
     del no_scale.cache["scale"]  # reading it raises: the interpreter raises KeyError, as Python does
     x = np.ones((4, 3))
-    compiled = differential.check(Layer.forward, [(Layer(), x)] * 3 + [(changed_dtype, x), (no_scale, x), (Layer(), x)],
-                                  wait_for_compile="always")
+    calls = [(Layer(), x)] * 3 + [(changed_dtype, x), (no_scale, x), (Layer(), x)]
+    compiled = differential.check(Layer.forward, calls, wait_for_compile="always")
     report = pyfront.explain(compiled)
     assert report.compiled_calls >= 2, report
     assert any("arg0.w is a C-ordered ndarray of float64 (2, 3)" in r for r in report.deopt_reasons), report.deopt_reasons
