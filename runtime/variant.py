@@ -133,7 +133,7 @@ class Variant:
     _host_draws: HostDraws | None = field(default=None, repr=False)
     _first_changed: Any = field(default=None, repr=False)  # guards.first_changed of identity_guards
     _read_guarded: Any = field(default=None, repr=False)  # guarded_reads.guarded_reader: entry guards and inputs
-    _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.check, guard)
+    _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.holds_for, guard)
     _alias_checks: list = field(default_factory=list, repr=False)
     _commits: list = field(default_factory=list, repr=False)
     _commit_paths: list = field(default_factory=list, repr=False)
@@ -161,7 +161,7 @@ class Variant:
                         for i, p in enumerate(self.input_paths)]
         self._host_draws = HostDraws(self.draws, fn, frozenset(self.draw_taken))
         self._first_changed = first_changed(self.identity_guards)
-        self._state_checks = [(make_resolver(g.path, fn), g.check, g) for g in self.state_guards
+        self._state_checks = [(make_resolver(g.path, fn), g.holds_for, g) for g in self.state_guards
                               if isinstance(g, StateGuard)]
         self._alias_checks = [([make_resolver(p, fn) for p in g.paths], g) for g in self.state_guards
                               if isinstance(g, (AliasGuard, BufferGuard))]
