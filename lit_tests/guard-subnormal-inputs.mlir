@@ -74,6 +74,77 @@ func.func @grouped(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>, %c: tensor<3xf32>, 
 
 // -----
 
+/// Small float32 values (at most 16 elements) are computed exactly instead:
+/// the elementwise ops `_exactly_in_float64` computes as NumPy does get
+/// `pyfront.exact_subnormals`, and a value only they, the return or a check
+/// for NaN and infinity read needs no guard. An op of 64 elements reading
+/// one guards it: an argument at the entry, a result right after its op.
+
+// CHECK-LABEL: func.func @small_float32
+// CHECK-SAME:    (%[[P:.*]]: tensor<1xf32>, %[[M:.*]]: tensor<64xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg1 (
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         %[[NEXT:.*]] = "pyfront.multiply"(%[[P]], %{{.*}}) {pyfront.exact_subnormals}
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         %[[C:.*]] = "pyfront.subtract"(%{{.*}}, %[[NEXT]]) {pyfront.exact_subnormals}
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         %[[STEP:.*]] = "pyfront.true_divide"(%{{.*}}, %[[C]]) {pyfront.exact_subnormals}
+// CHECK:         linalg.generic {{.*}} ins(%[[STEP]] : tensor<1xf32>)
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in the result of pyfront.true_divide at m.py:3:4 (
+// CHECK:         %[[FINITE:.*]] = linalg.generic {{.*}} ins(%[[NEXT]] : tensor<1xf32>)
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         "pyfront.multiply"(%[[M]], %[[STEP]]) : (tensor<64xf32>, tensor<1xf32>)
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+#every = affine_map<(d0) -> (d0)>
+#none = affine_map<(d0) -> ()>
+func.func @small_float32(%p: tensor<1xf32>, %m: tensor<64xf32>) -> (tensor<1xf32>, tensor<64xf32>, tensor<i8>) {
+  %b1 = arith.constant dense<0.9> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %next = "pyfront.multiply"(%p, %b1) : (tensor<1xf32>, tensor<f32>) -> tensor<1xf32> loc("m.py":1:4)
+  %c = "pyfront.subtract"(%one, %next) : (tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc("m.py":2:4)
+  %step = "pyfront.true_divide"(%one, %c) : (tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc("m.py":3:4)
+  %init = tensor.empty() : tensor<i8>
+  %finite = linalg.generic {indexing_maps = [#every, #none], iterator_types = ["reduction"]}
+      ins(%next : tensor<1xf32>) outs(%init : tensor<i8>) {
+  ^bb0(%x: f32, %acc: i8):
+    %inf = arith.constant 0x7F800000 : f32
+    %abs = math.absf %x : f32
+    %ok = arith.cmpf olt, %abs, %inf : f32
+    %flag = arith.extui %ok : i1 to i8
+    %min = arith.minsi %acc, %flag : i8
+    linalg.yield %min : i8
+  } -> tensor<i8>
+  %update = "pyfront.multiply"(%m, %step) : (tensor<64xf32>, tensor<1xf32>) -> tensor<64xf32>
+  return %next, %update, %finite : tensor<1xf32>, tensor<64xf32>, tensor<i8>
+}
+
+// -----
+
+/// A reader that tells a subnormal from zero (here a comparison with 0.0)
+/// guards the value; so does an op the exact lowering does not cover (exp).
+
+// CHECK-LABEL: func.func @exposed
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg0, arg1 (
+// CHECK-NOT:     "pyfront.guard"
+// CHECK:         return
+#every = affine_map<(d0) -> (d0)>
+func.func @exposed(%s: tensor<2xf32>, %t: tensor<2xf32>) -> (tensor<2xi8>, tensor<2xf32>) {
+  %init = tensor.empty() : tensor<2xi8>
+  %nonzero = linalg.generic {indexing_maps = [#every, #every], iterator_types = ["parallel"]}
+      ins(%s : tensor<2xf32>) outs(%init : tensor<2xi8>) {
+  ^bb0(%x: f32, %out: i8):
+    %zero = arith.constant 0.0 : f32
+    %ne = arith.cmpf une, %x, %zero : f32
+    %flag = arith.extui %ne : i1 to i8
+    linalg.yield %flag : i8
+  } -> tensor<2xi8>
+  %e = "pyfront.exp"(%t) : (tensor<2xf32>) -> tensor<2xf32>
+  return %nonzero, %e : tensor<2xi8>, tensor<2xf32>
+}
+
+// -----
+
 /// A float constant holding a subnormal is refused, naming its site.
 
 // ERR: a float constant holds a subnormal value, which IREE's CPU code reads as zero (at m.py:2:4)

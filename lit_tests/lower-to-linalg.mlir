@@ -331,3 +331,29 @@ func.func @guard_size_from_arguments(%x: tensor<?x?xf64>, %y: tensor<4xf64>) -> 
   %ok = arith.cmpi eq, %n, %c4 : index
   return %sum, %ok : tensor<4xf64>, i1
 }
+
+// -----
+
+/// A float32 op marked `pyfront.exact_subnormals` (guard-subnormal-inputs)
+/// reads its operands as float64 through their bits (a subnormal is its
+/// mantissa times 2**-149), computes in float64 and rounds to float32 in
+/// software below the smallest normal (the rounded count of 2**-149, with
+/// the sign bit), with `arith.truncf` elsewhere.
+
+// CHECK-LABEL: func.func @exact_multiply
+// CHECK:         linalg.generic
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[XBITS:.*]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK:           arith.sitofp %{{.*}} : i32 to f64
+// CHECK:           arith.extf %[[X]] : f32 to f64
+// CHECK:           %[[WIDE:.*]] = arith.mulf %{{.*}}, %{{.*}} : f64
+// CHECK:           math.roundeven %{{.*}} : f64
+// CHECK:           %[[UNITS:.*]] = arith.fptosi %{{.*}} : f64 to i32
+// CHECK:           %[[SUB:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK:           %[[NORMAL:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:           %[[R:.*]] = arith.select %{{.*}}, %[[SUB]], %[[NORMAL]] : f32
+// CHECK-NEXT:      linalg.yield %[[R]] : f32
+func.func @exact_multiply(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "pyfront.multiply"(%a, %b) {pyfront.exact_subnormals} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -1,4 +1,5 @@
-"""guard-subnormal-inputs: deopt when a float input holds a subnormal; refuse subnormal constants.
+"""guard-subnormal-inputs: deopt when a float input holds a subnormal; refuse subnormal constants;
+compute small float32 values exactly instead.
 
 IREE's CPU runtime runs every dispatch with the x86 DAZ and FTZ bits set (no
 flag turns them off, IREE 3.13): a subnormal operand reads as zero, so
@@ -20,6 +21,22 @@ Results that IREE flushes are NaN-marked by the primitives
   refused with `Unsupported` naming its line: compiled code would read it as
   zero. (`specialize` does not fold a result holding one.)
 
+Small float32 values are computed exactly instead of guarded (not on the
+GPU backends, whose code keeps its own rules): each elementwise op of the
+entry block that `_exactly_in_float64` computes as NumPy does
+(elementwise.EXACT_IN_FLOAT64) on float32 operands, with a static result of
+at most `SMALL` elements, gets the `subnormal.EXACT` attribute (lowered
+through float64, subnormals read and made through their bits). A small
+float32 argument and such an op's result may then hold a subnormal. Each
+reader of one that is not such an op, the function's return, or a check
+that tests it only for NaN and infinity (guard-fp-events': a subnormal read
+as zero is as finite) makes it guarded: an argument with the other
+arguments, a result by a check right after its op ("no subnormal float in
+the result of pyfront.multiply at <site>"). Adam's `b1 ** t` kept as
+float32 state (subnormal after ~830 steps at b1 = 0.9, then forever) thus
+stays compiled: its product and `1 - b1_power` are exact, and the step size
+they give, normal, is checked before a weight-sized op reads it.
+
 float16 values need neither: pyfront computes float16 in float32
 (dialects/primitives/elementwise.py), where every float16 subnormal is a
 normal number, and x86's conversions between float16 and float32 (F16C) do
@@ -27,8 +44,11 @@ not consult DAZ and FTZ (checked by tests/test_small_dtypes.py on float16
 subnormals).
 
 Assumes: guards may sit in the entry block (before `lower-guards`); runs after
-`lower-deferred-state`. Arguments used only by the terminator (returned as
-they are) are not checked: no arithmetic reads them.
+`lower-deferred-state` and `guard-fp-events` (whose checks it reads), before
+`specialize` (whose folding makes constants only: a subnormal one is not
+folded) and `lower-to-linalg` (which lowers the attribute). Arguments used
+only by the terminator (returned as they are) are not checked: no
+arithmetic reads them.
 """
 
 from __future__ import annotations
@@ -36,28 +56,40 @@ from __future__ import annotations
 import numpy as np
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, math, walk
-from pyfront.dialects.primitives import emit
+from pyfront.dialects.primitives import emit, subnormal
 from pyfront.dialects.primitives.bind import apply
+from pyfront.dialects.primitives.elementwise import EXACT_IN_FLOAT64
 from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
-from pyfront.errors import Unsupported
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, input_paths
+from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array, has_subnormal
 
+from pyfront.errors import Unsupported
+
 I8 = np.dtype(np.int8)
+F32 = np.dtype(np.float32)
+UNORDERED, ORDERED = int(arith.CmpFPredicate.UNO), int(arith.CmpFPredicate.ORD)
 MAX_GROUP_VALUES = LIMIT  # IREE's HAL takes at most 32 buffers per dispatch (as guard-fp-events' groups)
+# Elements of a float32 value computed exactly (scalars and small vectors: each element costs ~15 more ops).
+SMALL = 16
+GPU_BACKENDS = frozenset({"vulkan", "cuda"})
 
 
 @register_pass("guard-subnormal-inputs",
                "Guard that float inputs hold no subnormal (IREE's CPU code reads them as zero); refuse subnormal constants.")
 def guard_subnormal_inputs(module: ir.Operation) -> None:
     walk(module, _refuse_subnormal_constant)
+    backend = module.attributes[BACKEND] if BACKEND in module.attributes else None
+    exact = backend is None or ir.StringAttr(backend).value not in GPU_BACKENDS
     for fn in functions(module):
         block = fn.body.blocks[0]
         terminator = block.operations[len(block.operations) - 1].operation
+        exposed = _computed_exactly(block, terminator) if exact else set()
         read = [(arg, path) for arg, path in zip(block.arguments, input_paths(fn))
-                if _is_float(arg) and any(use.owner.operation != terminator for use in arg.uses)]
+                if _is_float(arg) and (arg in exposed if _small_float32(arg) and exact
+                                       else any(use.owner.operation != terminator for use in arg.uses))]
         if not read:
             continue
         with ir.InsertionPoint(block.operations[0]), fn.location:
@@ -66,6 +98,67 @@ def guard_subnormal_inputs(module: ir.Operation) -> None:
                 GUARD.build([_holds_no_subnormal([arg for arg, _ in group])], [], kind="value",
                             reason=f"no subnormal float in {paths} (IREE's CPU code reads subnormals as zero)",
                             site=_site(fn.location))
+
+
+def _computed_exactly(block: ir.Block, terminator: ir.Operation) -> set:
+    """Mark the block's small float32 ops `subnormal.EXACT`; guard each of their results that
+    another reader would read as zero if subnormal. Returns the small float32 arguments that such
+    a reader reads (the caller guards them with the others)."""
+    values = [arg for arg in block.arguments if _small_float32(arg)]
+    for op in block.operations:
+        op = op.operation
+        if (op.name.removeprefix("pyfront.") in EXACT_IN_FLOAT64 and op.name.startswith("pyfront.")
+                and all(tensor_dtype(x.type) == F32 for x in op.operands) and _small(op.results[0])):
+            op.attributes[subnormal.EXACT] = ir.UnitAttr.get()
+            if tensor_dtype(op.results[0].type) == F32:
+                values.append(op.results[0])
+    exposed = {v for v in values if any(not _reads_exactly(use, terminator) for use in v.uses)}
+    for v in exposed:
+        if isinstance(v, ir.OpResult):
+            op = v.owner
+            with ir.InsertionPoint.after(op), op.location:
+                GUARD.build([_holds_no_subnormal([v])], [], kind="value",
+                            reason=f"no subnormal float in the result of {op.name} at {_site(op.location)} "
+                                   "(IREE's CPU code reads subnormals as zero)", site=_site(op.location))
+    return exposed
+
+
+def _reads_exactly(use: ir.OpOperand, terminator: ir.Operation) -> bool:
+    """Whether this reader of a float32 value sees a subnormal in it as NumPy would."""
+    op = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+    if op == terminator or subnormal.EXACT in op.attributes:
+        return True
+    if op.name != "linalg.generic":
+        return False
+    x = op.regions[0].blocks[0].arguments[use.operand_number]
+    return all(_tests_nan_or_inf(u.owner, x) for u in x.uses)
+
+
+def _tests_nan_or_inf(op: ir.Operation, x: ir.Value) -> bool:
+    """`op` (reading `x`) tells a subnormal from zero apart no more than an isnan/isinf/isfinite test:
+    `x != x`, `|x|` or `x` compared with a constant no smaller in magnitude than the smallest normal.
+    (A subnormal and zero lie on the same side of such a constant.)"""
+    op = op.operation if hasattr(op, "operation") else op
+    if op.name == "math.absf":
+        return all(_tests_nan_or_inf(u.owner, op.results[0]) for u in op.results[0].uses)
+    if op.name != "arith.cmpf":
+        return False
+    a, b = op.operands
+    if a == b:
+        return ir.IntegerAttr(op.attributes["predicate"]).value in (UNORDERED, ORDERED)
+    other = b if a == x else a
+    owner = other.owner if isinstance(other, ir.OpResult) else None
+    return (owner is not None and owner.name == "arith.constant"
+            and abs(ir.FloatAttr(owner.attributes["value"]).value) >= np.finfo(F32).smallest_normal)
+
+
+def _small(v: ir.Value) -> bool:
+    shape = shape_of(v.type)
+    return None not in shape and int(np.prod(shape)) <= SMALL
+
+
+def _small_float32(v: ir.Value) -> bool:
+    return is_tensor(v.type) and tensor_dtype(v.type) == F32 and _small(v)
 
 
 def _groups(read: list[tuple[ir.Value, str]]) -> list[list[tuple[ir.Value, str]]]:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, callables, compile_thread, logs, segments
+from pyfront import call_depth, callables, compile_thread, logs, segments, source
 from pyfront.bounded import remember
 from pyfront.compile_thread import Pending
 from pyfront.config import Config
@@ -659,11 +659,12 @@ def _relaxation(facts: list[tuple]) -> Any:
 
 def _source_of(fn: Callable) -> tuple[str, list[tuple[int, str]]]:
     """The function's file and its numbered source lines (none when the source is not available)."""
-    try:
-        lines, first = inspect.getsourcelines(fn.__code__)  # the code that runs, never __wrapped__
-    except (OSError, TypeError):
-        return fn.__code__.co_filename, []
-    return fn.__code__.co_filename, [(first + i, text.rstrip("\n")) for i, text in enumerate(lines)]
+    code = fn.__code__  # the code that runs, never __wrapped__
+    first = code.co_firstlineno
+    lines = source.source_lines(code, fn.__globals__)[first - 1:]
+    if lines:
+        lines = inspect.getblock(lines)
+    return code.co_filename, [(first + i, text.rstrip("\n")) for i, text in enumerate(lines)]
 
 
 def compile(fn: Callable | None = None, *, config: Config | None = None, **options: Any):

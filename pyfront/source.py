@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import __future__
 import ast
-import copy
 import functools
-import inspect
+import linecache
 import threading
 import types
 import weakref
@@ -58,23 +57,25 @@ def live_def(fn: types.FunctionType) -> ast.FunctionDef:
     code = fn.__code__
     node = _verified.get(code)
     if node is None:
-        node = _verified[code] = _checked_def(code)
-    with deep_ast.room_for(node, code.co_filename):  # deepcopy and the mangler recurse per level
-        return _mangled(fn, copy.deepcopy(node))
+        node = _checked_def(code, fn.__globals__)
+        with deep_ast.room_for(node, code.co_filename):  # the mangler recurses per level
+            node = _verified[code] = _mangled(code, node)
+    with deep_ast.room_for(node, code.co_filename):
+        return deep_ast.copy_tree(node)
 
 
 def register_def(code: types.CodeType, node: ast.FunctionDef) -> None:
     """`code` was compiled from `node`, a def pyfront made (pyfront/segments.py): its source."""
-    _verified[code] = copy.deepcopy(node)
+    with deep_ast.room_for(node, code.co_filename):
+        _verified[code] = _mangled(code, deep_ast.copy_tree(node))
 
 
-def _checked_def(code: types.CodeType) -> ast.FunctionDef:
+def _checked_def(code: types.CodeType, module_globals: dict) -> ast.FunctionDef:
     """The def of `code` in its source file, as the file is now, if it compiles to `code`."""
     name = code.co_qualname
-    try:
-        lines, _ = inspect.findsource(code)  # the code object's own file, never a __wrapped__ function's
-    except (OSError, TypeError) as e:
-        raise _unsupported(code, f"source of {name} is not available ({e})") from None
+    lines = source_lines(code, module_globals)
+    if not lines:
+        raise _unsupported(code, f"source of {name} is not available (no file {code.co_filename!r})")
     try:
         tree, module = _compiled_file(code.co_filename, "".join(lines), code.co_flags & FUTURE_FLAGS)
     except (SyntaxError, ValueError) as e:
@@ -108,6 +109,20 @@ def _lambda_def(tree: ast.Module, code: types.CodeType) -> ast.FunctionDef:
     return ast.FunctionDef(name="<lambda>", args=lam.args, body=[body], decorator_list=[], returns=None,
                            type_comment=None, lineno=lam.lineno, col_offset=lam.col_offset,
                            end_lineno=lam.end_lineno, end_col_offset=lam.end_col_offset)
+
+
+def source_lines(code: types.CodeType, module_globals: dict | None = None) -> list[str]:
+    """The lines of the file `code` was compiled from, as the file is now (empty if there is none).
+
+    What `inspect.findsource(code)` reads, without its `inspect.getmodule` (which
+    resolves the real path of every imported module's file on first use: 0.1 s
+    of a warm process's first compile, measured). `module_globals` (the
+    function's module) lets linecache ask the module's loader (a zip import).
+    """
+    filename = code.co_filename
+    if not (filename.startswith("<") and filename.endswith(">")):
+        linecache.checkcache(filename)  # the file as it is now, not as first read
+    return linecache.getlines(filename, module_globals)
 
 
 @functools.lru_cache(maxsize=8)
@@ -168,8 +183,9 @@ class _Mangle(ast.NodeTransformer):
     visit_Nonlocal = visit_Global
 
 
-def _mangled(fn: types.FunctionType, node: ast.FunctionDef) -> ast.FunctionDef:
-    class_name = _scope(fn.__code__)[0]
+def _mangled(code: types.CodeType, node: ast.FunctionDef) -> ast.FunctionDef:
+    """`node` (in place) with the private names of `code`'s class mangled; no-op on mangled names."""
+    class_name = _scope(code)[0]
     if class_name is None or not class_name.strip("_"):
         return node
     mangle = _Mangle(class_name)

@@ -75,6 +75,20 @@ def _in_float32(body: Body, result_bool: bool) -> Body:
     return widened
 
 
+def _exactly_in_float64(body: Body, result_bool: bool) -> Body:
+    """NumPy's float32 loop, subnormals included: `body` on the operands read exactly as float64,
+    its result rounded once to float32 in software (subnormal.py `EXACT`).
+
+    Equal to float32's own result for the ops of `EXACT_IN_FLOAT64`: + - * / and sqrt
+    of float32 operands rounded to float64 (53 bits >= 2 * 24 + 2) and then to float32
+    round as float32 does at once (Figueroa, 1995); the others are exact in float64.
+    """
+    def exact(*operands: ir.Value) -> ir.Value:
+        result = body(*(subnormal.widened(x) for x in operands))
+        return result if result_bool else subnormal.rounded_to_float32(result)
+    return exact
+
+
 def _c(x: ir.Value, value) -> ir.Value:
     """A scalar constant of x's type."""
     return emit.scalar_constant(value, dtype_of(x.type))
@@ -477,6 +491,10 @@ UNARY: dict[str, tuple[np.ufunc, dict[str, Body], Rule, FpEvents | None]] = {
 }
 
 
+# The float32 ops `_exactly_in_float64` computes as NumPy does (subnormal.EXACT).
+EXACT_IN_FLOAT64 = frozenset({"add", "subtract", "multiply", "true_divide", "sqrt", "square", "negative", "absolute",
+                              "maximum", "minimum", *COMPARE})
+
 # IREE's CPU backend cannot link these float64 libm functions.
 NO_FLOAT64 = {"sin", "cos", "arctan2", "floor_divide", "remainder"}
 # IREE approximates these (a few ulps from NumPy's own approximations); the others round exactly.
@@ -503,7 +521,10 @@ def _kinds_rule(name: str, bodies: dict[str, Body]) -> Callable[..., str | None]
 def _lowering(bodies: dict[str, Body], result_bool: bool):
     def lower(view, *operands: ir.Value) -> ir.Value:
         dtype = tensor_dtype(operands[0].type)
-        body = _body(bodies, dtype, result_bool)
+        if dtype == FLOAT32 and subnormal.EXACT in view.op.attributes:
+            body = _exactly_in_float64(bodies[F], result_bool)
+        else:
+            body = _body(bodies, dtype, result_bool)
         out_dtype = BOOL if result_bool else dtype
         return emit.elementwise(operands, shape_of(view.result.type), out_dtype, lambda args: body(*args))
     return lower

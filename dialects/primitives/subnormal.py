@@ -31,6 +31,14 @@ shared machine): gelu+layernorm 256x1024 0.71-0.80 ms -> 1.39-1.70 ms, and
 
 Not covered (IREE still flushes there): float64 sums and means, `prod`,
 matmul, convolutions, `power`, `arctan2`, float32 `%` and `//`.
+
+Small float32 values are computed exactly instead (`EXACT`, an op attribute
+that passes/guard_subnormal_inputs.py sets): the op reads its operands as
+float64 through their bits (`widened`: no DAZ), computes in float64 and
+rounds the result to float32 in software (`rounded_to_float32`: no FTZ), so
+subnormal operands and results are NumPy's, bit for bit. (The model
+programs' Adam keeps `b1 ** t` as float32 state, which NumPy takes to a
+subnormal after ~830 steps and keeps there.)
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ from pyfront.dialects.mlir import arith, ir, math
 from pyfront.dialects.types import dtype_of
 
 SCALE = 2.0**64
+# An op with this unit attribute computes float32 exactly, subnormals included (see the docstring).
+EXACT = "pyfront.exact_subnormals"
 
 
 def _float_info(t: ir.Type) -> np.finfo:
@@ -105,3 +115,34 @@ def narrowed(result: ir.Value, wide: ir.Value) -> ir.Value:
     subnormal = arith.andi(_cmp("OGT", magnitude, _c(wide, float(info.smallest_subnormal) / 2)),
                            _cmp("OLT", magnitude, _c(wide, float(info.smallest_normal))))
     return _nan_where(subnormal, result)
+
+
+def widened(x: ir.Value) -> ir.Value:
+    """float32 scalar `x` as a float64, exactly: a subnormal too (`arith.extf` reads it as zero under DAZ)."""
+    f64, i32 = ir.F64Type.get(), ir.IntegerType.get_signless(32)
+    bits = arith.bitcast(i32, x)
+    exponent_zero = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(bits, arith.constant(i32, 0x7F800000)),
+                               arith.constant(i32, 0))
+    # A subnormal is its 23-bit mantissa times 2**-149: an integer and a power of two, both exact in float64.
+    magnitude = arith.mulf(arith.sitofp(f64, arith.andi(bits, arith.constant(i32, 0x7FFFFF))),
+                           arith.constant(f64, 2.0**-149))
+    signed = arith.select(arith.cmpi(arith.CmpIPredicate.slt, bits, arith.constant(i32, 0)),
+                          arith.negf(magnitude), magnitude)
+    return arith.select(exponent_zero, signed, arith.extf(f64, x))
+
+
+def rounded_to_float32(wide: ir.Value) -> ir.Value:
+    """float64 scalar `wide` rounded to float32 as NumPy rounds (to nearest, ties to even), subnormals included.
+
+    Below the smallest normal, the result is a multiple of 2**-149: the rounded
+    count of those (an exact float64 integer of at most 2**23) is the float32's
+    bits, with the sign bit set from `wide`'s; elsewhere `arith.truncf`, whose
+    result is normal, infinite or NaN there (no FTZ).
+    """
+    f32, i32, i64 = ir.F32Type.get(), ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    magnitude = math.absf(wide)
+    tiny = _cmp("OLT", magnitude, _c(wide, 2.0**-126))  # False for NaN
+    units = arith.fptosi(i32, math.roundeven(arith.mulf(magnitude, _c(wide, 2.0**149))))
+    negative = arith.cmpi(arith.CmpIPredicate.slt, arith.bitcast(i64, wide), arith.constant(i64, 0))
+    bits = arith.select(negative, arith.ori(units, arith.constant(i32, -2**31)), units)
+    return arith.select(tiny, arith.bitcast(f32, bits), arith.truncf(f32, wide))
