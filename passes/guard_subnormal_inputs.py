@@ -60,13 +60,12 @@ from pyfront.dialects.primitives import emit, subnormal
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.primitives.elementwise import EXACT_IN_FLOAT64
 from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
+from pyfront.errors import Unsupported
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, input_paths
 from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array, has_subnormal
-
-from pyfront.errors import Unsupported
 
 I8 = np.dtype(np.int8)
 F32 = np.dtype(np.float32)
@@ -78,7 +77,8 @@ GPU_BACKENDS = frozenset({"vulkan", "cuda"})
 
 
 @register_pass("guard-subnormal-inputs",
-               "Guard that float inputs hold no subnormal (IREE's CPU code reads them as zero); refuse subnormal constants.")
+               "Guard that float inputs hold no subnormal (IREE's CPU code reads them as zero); refuse subnormal constants; "
+               "compute small float32 values exactly instead.")
 def guard_subnormal_inputs(module: ir.Operation) -> None:
     walk(module, _refuse_subnormal_constant)
     backend = module.attributes[BACKEND] if BACKEND in module.attributes else None

@@ -10,7 +10,8 @@ NumPy's answer, or deopt to the interpreter, which does.
   in float64 and deopts past 2**22.
 - subnormals: IREE's CPU runtime sets FTZ and DAZ, so a subnormal input read
   as 0 and a subnormal result became 0; inputs are guarded
-  (passes/guard_subnormal_inputs.py), flushed results of `* / + - exp`,
+  (passes/guard_subnormal_inputs.py; small float32 values are computed
+  exactly instead: test_exact_subnormals.py), flushed results of `* / + - exp`,
   narrowing casts and float32 sum/mean are NaN-marked so the call deopts
   (dialects/primitives/subnormal.py), subnormal constants are refused.
 - `MIN // -1` overflows with NumPy's RuntimeWarning (a guard deopts), and
