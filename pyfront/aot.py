@@ -213,6 +213,7 @@ def _describe(spec: dict) -> str:
 
 def _lower(fn, args: tuple, relaxed: dict, backend: str):
     """Graph generation and the JIT pipeline for `backend`; refuses what an artifact cannot honour."""
+    from pyfront.dialects import verify_module
     from pyfront.dialects.mlir import ir
     from pyfront.graphgen import generate
     from pyfront.passes import run_passes
@@ -226,6 +227,8 @@ def _lower(fn, args: tuple, relaxed: dict, backend: str):
         graph = generate(fn, args, {}, None, relaxed)
     except Unsupported as e:
         raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
+    with graph.context:
+        verify_module(graph.module)
     for d in graph.draws:
         raise ExportError(f"cannot export {fn.__qualname__}: {d.site}: it draws random numbers ({d.text}), "
                           "which the JIT draws on the host from the Python generator; an artifact has none: "

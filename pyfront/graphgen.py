@@ -13,7 +13,9 @@ constants protected by identity guards; arrays and objects in Python state
 through deferred-state ops (dialects/core.py). Branches and loops on
 compile-time values are resolved here; helper functions are inlined. The AST
 compiled for a function is the source of its current code object
-(source.live_def), whose identity every variant guards.
+(source.live_def), whose identity every variant guards. The module is not
+verified here: its users do (runtime/jit.py only when the disk cache has not
+seen it, pyfront/aot.py always).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns, without_continues
 from pyfront.containers import GENERATOR_CONSUMERS, ContainerMixin, make_dict, make_tuple
-from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import func, ir, new_context
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
@@ -280,7 +281,6 @@ class GraphGenerator(GradMixin, WarnMixin, ErrstateMixin, BranchMixin, LoopMixin
             f.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(input_types, [t.value.type for t in leaves])
             )
-            verify_module(module)
         return Graph(module, name, tree, self.identity_guards, self.state_guards, ctx, self.effects,
                      mutations=self.mutation_commits, draws=self.draws, draw_taken=taken,
                      inlined_frames=self.deepest - 1)

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from pyfront.dialects import verify_module
 from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives import approximate_dtype
-from pyfront.passes import JIT_PIPELINE
+from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
 from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, InPlaceInputs,
                                           LoadedModule, cached_vmfb, compile_vmfb, get_backend)
@@ -34,7 +36,7 @@ from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
-from pyfront.runtime.lowered_cache import lower
+from pyfront.runtime.lowered_cache import prepared
 from pyfront.runtime.results import Output, leaves
 from pyfront.runtime.variant import GuardInfo, Variant
 
@@ -56,45 +58,67 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     """
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
+    copied = _copied_outputs(graph)
+    passes = [p for p in config.passes or JIT_PIPELINE if p != "bind-result-storage" or _reuses_storage(config)]
     with graph.context:
-        relayouts = layout.check_results(graph.module, fn, _copied_outputs(graph), relayout=True)
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(config.backend)
-        pyfront_ir = str(graph.module)
-        approximate = approximate_dtype(graph.module.operation)  # (the passes lower the module in place)
-        passes = [p for p in config.passes or JIT_PIPELINE
-                  if p != "bind-result-storage" or _reuses_storage(config)]
-        module = lower(graph.module, passes, _dumper(fn, key, pyfront_ir))
-        (f,) = [f for f in functions(module.operation) if f.name.value == graph.func_name]
-        storage = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)]
-        merged_stores = {ir.StringAttr(p).value: ir.IntegerAttr(i).value
-                         for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))}
-        guards = [GuardInfo(*g) for g in _string_lists(f, "pyfront.guards")]
-        # Guards hoisted to the host keep their place among the graph's guards
-        # (after the flagged ones), so explain and relaxation treat them alike.
-        hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
-                    ShapeGuard(json.loads(expr), kind, site, reason))
-                   for kind, site, reason, expr in _string_lists(f, ENTRY_GUARDS)]
-        guards += [info for info, _ in hoisted]
-        fields = dict(
-            fn=fn, key=key, func_name=graph.func_name, input_paths=input_paths(f), output_paths=output_paths(f),
-            result_tree=graph.result, identity_guards=graph.identity_guards, state_guards=graph.state_guards,
-            graph_guards=guards, pyfront_ir=pyfront_ir, effects=graph.effects, commits=graph.commits,
-            appends=graph.appends,
-            mutations=graph.mutations, hoisted_guards=hoisted, device_state=config.device_state,
-            fp_checks_per_op=fp_checks_per_op, storage=storage, merged_stores=merged_stores, draws=graph.draws,
-            draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
-            approximate_dtype=approximate, relayouts=tuple(sorted(relayouts.items())),
-        )
-        in_place = in_place_inputs(f, len(input_paths(f)))
-        lowered = iree_text(module)
-    del graph.module, module
+        dump = _dumper(fn, key)
+        record = prepared(graph.module, ("\0".join(passes), " ".join(map(str, sorted(copied)))),
+                          lambda: _prepared(graph, fn, passes, copied, dump), cached=dump is None)
+    del graph.module
+    guards = [GuardInfo(*g) for g in record["guards"]]
+    # Guards hoisted to the host keep their place among the graph's guards
+    # (after the flagged ones), so explain and relaxation treat them alike.
+    hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
+                ShapeGuard(json.loads(expr), kind, site, reason))
+               for kind, site, reason, expr in record["hoisted"]]
+    guards += [info for info, _ in hoisted]
+    approximate = record["approximate_dtype"]
+    fields = dict(
+        fn=fn, key=key, func_name=graph.func_name, input_paths=record["input_paths"],
+        output_paths=record["output_paths"], result_tree=graph.result, identity_guards=graph.identity_guards,
+        state_guards=graph.state_guards, graph_guards=guards, pyfront_ir=record["pyfront_ir"],
+        effects=graph.effects, commits=graph.commits, appends=graph.appends, mutations=graph.mutations,
+        hoisted_guards=hoisted, device_state=config.device_state, fp_checks_per_op=fp_checks_per_op,
+        storage=record["storage"], merged_stores=record["merged_stores"], draws=graph.draws,
+        draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
+        approximate_dtype=None if approximate is None else np.dtype(approximate),
+        relayouts=tuple((n, tuple(permutation)) for n, permutation in record["relayouts"]),
+    )
+    in_place = InPlaceInputs(frozenset(record["written"]), tuple(map(tuple, record["returned"])))
+    lowered = record["lowered"]
     try:
         cached = cached_vmfb(lowered, config.backend)
     except BackendRestriction as e:  # the reason is ours, not IREE's
         raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
     return PreparedVariant(fn, key, config, lowered, fields, in_place, cached, time.perf_counter() - start)
+
+
+def _prepared(graph, fn, passes: list[str], copied: frozenset, dump) -> dict:
+    """What a variant takes from the module `graph` generated, as JSON values (runtime/lowered_cache.py):
+    the module verified, its results' layout checked, lowered by `passes` and printed for IREE."""
+    module = graph.module
+    verify_module(module)
+    relayouts = layout.check_results(module, fn, copied, relayout=True)
+    pyfront_ir = str(module)
+    approximate = approximate_dtype(module.operation)  # (the passes lower the module in place)
+    if dump is not None:
+        dump(-1, "pyfront", module)
+    run_passes(module, passes, dump)
+    (f,) = [f for f in functions(module.operation) if f.name.value == graph.func_name]
+    in_place = in_place_inputs(f, len(input_paths(f)))
+    return {
+        "input_paths": input_paths(f), "output_paths": output_paths(f),
+        "storage": [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)],
+        "merged_stores": {ir.StringAttr(p).value: ir.IntegerAttr(i).value for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))},
+        "guards": _string_lists(f, "pyfront.guards"), "hoisted": _string_lists(f, ENTRY_GUARDS),
+        "written": sorted(in_place.written), "returned": in_place.returned,
+        "relayouts": sorted(relayouts.items()), "pyfront_ir": pyfront_ir,
+        "approximate_dtype": None if approximate is None else str(approximate),
+        "lowered": iree_text(module),
+    }
 
 
 def iree_text(module: ir.Module) -> str:
@@ -237,15 +261,15 @@ def _string_lists(f, name: str) -> list[list[str]]:
 _compilations = itertools.count()
 
 
-def _dumper(fn, key: Any, pyfront_ir: str):
-    """The `after_each` hook writing one file per stage under PYFRONT_DUMP_DIR, or None."""
+def _dumper(fn, key: Any):
+    """The `after_each` hook writing one file per stage under PYFRONT_DUMP_DIR (the graph
+    generator's module as stage -1, 00-pyfront.mlir), or None."""
     root = os.environ.get("PYFRONT_DUMP_DIR")
     if not root:
         return None
     name = re.sub(r"[^\w.-]+", "_", describe_key(key)).strip("_")[:80]
     folder = Path(root) / re.sub(r"[^\w.-]+", "_", fn.__qualname__) / f"{next(_compilations)}-{name}"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "00-pyfront.mlir").write_text(pyfront_ir)
 
     def dump(i: int, pass_name: str, module) -> None:
         (folder / f"{i + 1:02d}-{pass_name}.mlir").write_text(str(module))

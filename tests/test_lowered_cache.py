@@ -1,9 +1,9 @@
-"""The pass pipeline through the disk cache (runtime/lowered_cache.py).
+"""Preparing a module through the disk cache (runtime/lowered_cache.py).
 
 A function prepared before, in this process or another one sharing the disk
-cache, gets its lowered module from the cache: the passes do not run, and the
-variant is the one they would have made (same IREE input, same guards and
-sites, same results).
+cache, gets what the passes made of its module from the cache: verification,
+the layout check and the passes do not run, and the variant is the one they
+would have made (same IREE input, same guards and sites, same results).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pyfront
-from pyfront.runtime import disk_cache, lowered_cache
+from pyfront.runtime import disk_cache, jit, lowered_cache
 from tests.differential import assert_same
 
 pytestmark = pytest.mark.iree
@@ -26,10 +26,10 @@ def fresh_cache(tmp_path, monkeypatch):
 
 @pytest.fixture
 def pass_runs(monkeypatch):
-    """How many times lowered_cache ran the pass pipeline."""
+    """How many times the JIT ran the pass pipeline."""
     runs = []
-    real = lowered_cache.run_passes
-    monkeypatch.setattr(lowered_cache, "run_passes", lambda *a, **k: (runs.append(a[1]), real(*a, **k)))
+    real = jit.run_passes
+    monkeypatch.setattr(jit, "run_passes", lambda *a, **k: (runs.append(a[1]), real(*a, **k)))
     return runs
 
 
@@ -50,13 +50,18 @@ def compiled(fn, *args):
     return f, variant
 
 
-def test_a_function_lowered_before_skips_the_passes_and_gets_the_same_module(pass_runs):
+def test_a_function_lowered_before_skips_the_passes_and_gets_the_same_module(pass_runs, monkeypatch):
     _, first = compiled(scaled_tanh, X, W)
     assert len(pass_runs) == 1
+    checked = []
+    monkeypatch.setattr(jit, "verify_module", checked.append)
+    monkeypatch.setattr(jit.layout, "check_results", lambda *a, **k: checked.append(a))
     _, second = compiled(scaled_tanh, X, W)  # a new CompiledFunction: prepared again
-    assert len(pass_runs) == 1
-    assert second.pyfront_ir == first.pyfront_ir
-    assert second.graph_guards == first.graph_guards
+    assert len(pass_runs) == 1 and not checked  # nor verified, nor its layout checked
+    for field in ("pyfront_ir", "graph_guards", "hoisted_guards", "input_paths", "output_paths", "storage",
+                  "merged_stores", "relayouts", "approximate_dtype"):
+        assert getattr(second, field) == getattr(first, field), field
+    assert second.invoke._in_place == first.invoke._in_place
     assert second.cache_hit  # the same IREE input, so IREE's own disk-cache entry
 
 
@@ -96,7 +101,7 @@ def test_another_unroll_budget_is_another_key(pass_runs, monkeypatch):
     assert len(pass_runs) == 2
 
 
-def test_an_entry_that_does_not_parse_is_ignored(pass_runs, monkeypatch):
+def test_an_entry_that_does_not_decode_is_ignored(pass_runs, monkeypatch):
     keys = []
     real_key = lowered_cache._key
     monkeypatch.setattr(lowered_cache, "_key", lambda *a: keys.append(real_key(*a)) or keys[-1])
@@ -104,7 +109,7 @@ def test_an_entry_that_does_not_parse_is_ignored(pass_runs, monkeypatch):
     disk_cache.from_env().put(keys[0], b"func.func @broken(")
     compiled(scaled_tanh, X, W)
     assert len(pass_runs) == 2
-    assert disk_cache.from_env().get(keys[0]).startswith(b"#loc")  # rewritten by the run that lowered it
+    assert disk_cache.from_env().get(keys[0]).startswith(b"{")  # rewritten by the run that lowered it
 
 
 @pytest.mark.parametrize("setting", ["PYFRONT_CACHE_DIR=off", "PYFRONT_DUMP_DIR"])
