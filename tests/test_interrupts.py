@@ -68,7 +68,7 @@ def _assert_nothing_recorded(compiled):
 
 # Graph generation, the pass pipeline, IREE's compiler: before, the exception became an
 # "internal compiler error" or "IREE could not compile" and the key was marked failed.
-@pytest.mark.parametrize("stage", ["generate", "lower", "cached_vmfb", "compile_vmfb"])
+@pytest.mark.parametrize("stage", ["generate", "run_passes", "cached_vmfb", "compile_vmfb"])
 def test_signal_during_compile_reaches_the_caller(monkeypatch, stage):
     monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")  # every stage runs, IREE's compiler too
     compiled = pyfront.compile(_affine, profile_calls=1)
