@@ -22,20 +22,24 @@ Results that IREE flushes are NaN-marked by the primitives
   zero. (`specialize` does not fold a result holding one.)
 
 Small float32 values are computed exactly instead of guarded (not on the
-GPU backends, whose code keeps its own rules): each elementwise op of the
-entry block that `_exactly_in_float64` computes as NumPy does
+GPU backends, whose code keeps its own rules). For each float32 argument of
+at most `SMALL` elements, its closure is the entry block's elementwise ops
+that `_exactly_in_float64` computes as NumPy does
 (elementwise.EXACT_IN_FLOAT64) on float32 operands, with a static result of
-at most `SMALL` elements, gets the `subnormal.EXACT` attribute (lowered
-through float64, subnormals read and made through their bits). A small
-float32 argument and such an op's result may then hold a subnormal. Each
-reader of one that is not such an op, the function's return, or a check
-that tests it only for NaN and infinity (guard-fp-events': a subnormal read
-as zero is as finite) makes it guarded: an argument with the other
-arguments, a result by a check right after its op ("no subnormal float in
-the result of pyfront.multiply at <site>"). Adam's `b1 ** t` kept as
-float32 state (subnormal after ~830 steps at b1 = 0.9, then forever) thus
-stays compiled: its product and `1 - b1_power` are exact, and the step size
-they give, normal, is checked before a weight-sized op reads it.
+at most `SMALL` elements, reading it or a result of the closure. When every
+reader of the argument is such an op, the return or a check that tests it
+only for NaN and infinity (guard-fp-events': a subnormal compares with
+those constants as zero does), and at most `MAX_LEAVING` of the closure's
+results have another reader, the argument is not guarded, its closure's ops
+get the `subnormal.EXACT` attribute (lowered through float64, subnormals
+read and made through their bits) and those results are checked at the end
+of the block, grouped by static shape as the arguments are ("no subnormal
+float in the result of pyfront.multiply at <site>"). Adam's `b1 ** t` kept
+as float32 state (subnormal after ~830 steps at b1 = 0.9, then forever)
+thus stays compiled: its product and `1 - b1_power` are exact, and the step
+size they give, normal, is checked before a weight-sized op reads it. A
+small bias that a layer's forward reads (one leaving result per use) is
+guarded as before.
 
 float16 values need neither: pyfront computes float16 in float32
 (dialects/primitives/elementwise.py), where every float16 subnormal is a
@@ -73,6 +77,10 @@ UNORDERED, ORDERED = int(arith.CmpFPredicate.UNO), int(arith.CmpFPredicate.ORD)
 MAX_GROUP_VALUES = LIMIT  # IREE's HAL takes at most 32 buffers per dispatch (as guard-fp-events' groups)
 # Elements of a float32 value computed exactly (scalars and small vectors: each element costs ~15 more ops).
 SMALL = 16
+# Results of an argument's exactly computed ops that other ops read (a check each, one dispatch per shape):
+# Adam's powers leave one (the step size); a small bias read by a layer's forward leaves one per use, and is
+# guarded instead (exact forward ops and their checks made model_treenn's step 13% slower, measured).
+MAX_LEAVING = 2
 GPU_BACKENDS = frozenset({"vulkan", "cuda"})
 
 
@@ -86,10 +94,10 @@ def guard_subnormal_inputs(module: ir.Operation) -> None:
     for fn in functions(module):
         block = fn.body.blocks[0]
         terminator = block.operations[len(block.operations) - 1].operation
-        exposed = _computed_exactly(block, terminator) if exact else set()
+        computed = _computed_exactly(block, terminator) if exact else set()
         read = [(arg, path) for arg, path in zip(block.arguments, input_paths(fn))
-                if _is_float(arg) and (arg in exposed if _small_float32(arg) and exact
-                                       else any(use.owner.operation != terminator for use in arg.uses))]
+                if _is_float(arg) and arg not in computed
+                and any(use.owner.operation != terminator for use in arg.uses)]
         if not read:
             continue
         with ir.InsertionPoint(block.operations[0]), fn.location:
@@ -101,32 +109,48 @@ def guard_subnormal_inputs(module: ir.Operation) -> None:
 
 
 def _computed_exactly(block: ir.Block, terminator: ir.Operation) -> set:
-    """Mark the block's small float32 ops `subnormal.EXACT`; guard each of their results that
-    another reader would read as zero if subnormal. Returns the small float32 arguments that such
-    a reader reads (the caller guards them with the others)."""
-    values = [arg for arg in block.arguments if _small_float32(arg)]
-    for op in block.operations:
-        op = op.operation
-        if (op.name.removeprefix("pyfront.") in EXACT_IN_FLOAT64 and op.name.startswith("pyfront.")
-                and all(tensor_dtype(x.type) == F32 for x in op.operands) and _small(op.results[0])):
-            op.attributes[subnormal.EXACT] = ir.UnitAttr.get()
-            if tensor_dtype(op.results[0].type) == F32:
-                values.append(op.results[0])
-    exposed = {v for v in values if any(not _reads_exactly(use, terminator) for use in v.uses)}
-    for v in exposed:
-        if isinstance(v, ir.OpResult):
-            op = v.owner
-            with ir.InsertionPoint.after(op), op.location:
-                GUARD.build([_holds_no_subnormal([v])], [], kind="value",
-                            reason=f"no subnormal float in the result of {op.name} at {_site(op.location)} "
-                                   "(IREE's CPU code reads subnormals as zero)", site=_site(op.location))
-    return exposed
+    """Mark `subnormal.EXACT` the ops computing from each small float32 argument that only such ops,
+    the return and NaN/inf checks read, where at most `MAX_LEAVING` of their results reach another
+    reader; guard those results at the block's end. Returns the arguments so computed (unguarded)."""
+    candidates = [op.operation for op in block.operations if _computable_exactly(op.operation)]
+    exact, marked, values = set(), [], []
+    for arg in block.arguments:
+        if not _small_float32(arg):
+            continue
+        closure, ops = [arg], []
+        for op in candidates:
+            if any(x in closure for x in op.operands):
+                ops.append(op)
+                if tensor_dtype(op.results[0].type) == F32:
+                    closure.append(op.results[0])
+        leaving = [v for v in closure if not all(_reads_exactly(use, terminator, ops) for use in v.uses)]
+        if arg not in leaving and len(leaving) <= MAX_LEAVING:
+            exact.add(arg)
+            marked += [op for op in ops if op not in marked]
+            values += [v for v in closure[1:] if v not in values]
+    for op in marked:
+        op.attributes[subnormal.EXACT] = ir.UnitAttr.get()
+    leaving = [(v, f"{v.owner.name} at {_site(v.owner.location)}") for v in values
+               if not all(_reads_exactly(use, terminator, marked) for use in v.uses)]
+    for group in _groups(leaving):  # checked at the block's end, where all are defined (guards hold together)
+        (first, _), names = group[0], ", ".join(name for _, name in group)
+        with ir.InsertionPoint(terminator), first.owner.location:
+            GUARD.build([_holds_no_subnormal([v for v, _ in group])], [], kind="value",
+                        reason=f"no subnormal float in the result{'s' if len(group) > 1 else ''} of {names} "
+                               "(IREE's CPU code reads subnormals as zero)", site=_site(first.owner.location))
+    return exact
 
 
-def _reads_exactly(use: ir.OpOperand, terminator: ir.Operation) -> bool:
-    """Whether this reader of a float32 value sees a subnormal in it as NumPy would."""
+def _computable_exactly(op: ir.Operation) -> bool:
+    return (op.name.startswith("pyfront.") and op.name.removeprefix("pyfront.") in EXACT_IN_FLOAT64
+            and all(tensor_dtype(x.type) == F32 for x in op.operands) and _small(op.results[0]))
+
+
+def _reads_exactly(use: ir.OpOperand, terminator: ir.Operation, exact_ops: list) -> bool:
+    """Whether this reader of a float32 value sees a subnormal in it as NumPy would: the return, one of
+    `exact_ops`, or a check that tests it only for NaN and infinity."""
     op = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-    if op == terminator or subnormal.EXACT in op.attributes:
+    if op == terminator or op in exact_ops:
         return True
     if op.name != "linalg.generic":
         return False
