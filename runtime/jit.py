@@ -112,7 +112,8 @@ def _prepared(graph, fn, passes: list[str], copied: frozenset, dump) -> dict:
     return {
         "input_paths": input_paths(f), "output_paths": output_paths(f),
         "storage": [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)],
-        "merged_stores": {ir.StringAttr(p).value: ir.IntegerAttr(i).value for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))},
+        "merged_stores": {ir.StringAttr(p).value: ir.IntegerAttr(i).value
+                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))},
         "guards": _string_lists(f, "pyfront.guards"), "hoisted": _string_lists(f, ENTRY_GUARDS),
         "written": sorted(in_place.written), "returned": in_place.returned,
         "relayouts": sorted(relayouts.items()), "pyfront_ir": pyfront_ir,
