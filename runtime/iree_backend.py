@@ -77,6 +77,10 @@ Contract:
   no Python code can observe it, and the result is then that same array
   object. Otherwise the buffer is freshly allocated (as IREE would).
   tests/test_result_storage.py.
+* Call plans (runtime/call_plans.py): a call whose arrays are the objects an
+  earlier call had, in the same state (the steady ping-pong of a training
+  loop), repeats that call's decisions per array after checking them over
+  whole lists at once. tests/test_call_plans.py.
 * The callable keeps its module alive and may be called from several
   threads at once. On Vulkan, whose result buffers are not host-mappable and
   whose driver imports host memory only in 4096-byte aligned pages, results
@@ -101,11 +105,13 @@ Contract:
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import ctypes
 import dataclasses
 import functools
 import importlib.metadata
+import itertools
 import math
 import os
 import platform
@@ -115,21 +121,24 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 
 import numpy as np
 from iree import runtime as ireert
-from pyfront.interrupts import asynchronous_cause
 from pyfront.runtime import disk_cache
+from pyfront.runtime.call_plans import CallPlan
 from pyfront.runtime.compiler_process import CompilerFailed, CompileTimeout, run_compiler
 from pyfront.runtime.memory_spans import MemorySpans, all_disjoint
 from pyfront.runtime.result_storage import only_the_callers, storage_specs
 
+from pyfront.interrupts import asynchronous_cause
+
 __all__ = [
     "BACKENDS",
-    "Backend",
     "COPY",
     "RESIDENT",
     "UNUSED",
+    "Backend",
     "BackendRestriction",
     "CompileError",
     "CompileResult",
@@ -137,8 +146,8 @@ __all__ = [
     "DeviceLost",
     "LoadedModule",
     "Restriction",
-    "check_available",
     "cached_vmfb",
+    "check_available",
     "compile_vmfb",
     "get_backend",
     "portable",
@@ -764,9 +773,14 @@ class _MappingOwner:
         self.__array_interface__ = mapped.__array_interface__
 
 
+_REF, _BUFFER, _GET_BUFFER = attrgetter("ref"), attrgetter("buffer"), methodcaller("get_buffer")
+_consume = collections.deque(maxlen=0).extend
+
+
 def _forget(entry: _Resident) -> None:
     if entry.table.get(entry.key) is entry:
         del entry.table[entry.key]
+    entry.ref = entry.buffer = entry.buffer_view = None  # a call plan may hold the entry: not its buffer
 _LIVE_MODULES: weakref.WeakSet[LoadedModule] = weakref.WeakSet()
 _LIVE_FUNCTIONS: weakref.WeakSet[_Function] = weakref.WeakSet()
 _NEVER = threading.Event()  # never set: see _after_shutdown
@@ -863,6 +877,7 @@ class _Function:
         "_in_place",
         "_module",
         "_n_results",
+        "_plans",
         "_pool",
         "_resident",
         "_scalar_types",
@@ -904,6 +919,7 @@ class _Function:
         self._import_alignment = module.backend.host_import_alignment
         self._shares_host_memory = module.backend.shares_host_memory
         self._resident = module._rt.resident
+        self._plans: list[CallPlan] = []  # of calls on this device: see runtime/call_plans.py
 
     def __repr__(self) -> str:
         return f"<pyfront IREE function {self.name!r} on {self._module.backend.name!r}>"
@@ -924,7 +940,11 @@ class _Function:
         pool = self._pool
         if pool is None:
             pool = self._rebind()
-        args, seen, reused = self._arguments(inputs, storage)
+        plan, candidates = self._plan_for(inputs, storage, modes)
+        if plan is not None:
+            args = self._planned_arguments(plan, inputs)
+        else:
+            args, passed, reused = self._arguments(inputs, storage)
         flight = object()
         in_flight = self._module._in_flight
         try:
@@ -953,9 +973,21 @@ class _Function:
         # arrays malloc then reuses their memory instead of faulting in fresh
         # pages (measured: 1000x1000 f32 add, 7.2 ms -> 5.2 ms per call).
         del args
+        if plan is not None:
+            results = self._planned_results(plan, out, candidates)
+            if results is not None:
+                return results
+            # IREE did not write some result into its storage: the general way, as if planned there.
+            passed, reused = plan.passed, dict(zip(plan.aliased, zip(candidates, plan.storage_entries)))
+        seen = {e.span for e in passed if e is not None}  # the memory of the resident inputs: the caller sees it
         returned = self._in_place.returned
         if not returned:
-            return self._results(out, modes, reused, seen)
+            if plan is not None or modes is None or not self._shares_host_memory or self._import_alignment:
+                return self._results(out, modes, reused, seen)
+            stored = [(spec.index, reused.get(spec.index, (None, None))[1]) for spec, _ in self._storage]
+            results = self._results(out, modes, reused, seen)
+            self._learn(modes, passed, stored, results)
+            return results
         modes = list(modes or [COPY] * self.n_results)
         wanted = [(i, k) for i, k in returned if modes[i] != UNUSED]
         for i, _ in returned:
@@ -965,27 +997,87 @@ class _Function:
             results[i] = np.array(inputs[k], order="C")
         return results
 
+    def _plan_for(self, inputs: Sequence, storage: list | None, modes) -> tuple[CallPlan | None, list | None]:
+        """A plan this call may follow and the storage candidates it takes (runtime/call_plans.py), or (None, None).
+
+        A steady training step alternates between two plans (its state and storage
+        swap buffers each call): the one not followed now is tried first next time.
+        """
+        plans = self._plans
+        for plan in plans:
+            candidates = plan.arguments(inputs, storage, modes, self._resident)
+            if candidates is not None:
+                if plan is plans[0]:
+                    plans.reverse()
+                return plan, candidates
+        return None, None
+
+    def _learn(self, modes, passed: list, stored: list, results: list) -> None:
+        """Keep a plan of the call just made if every resident result it made was written into its storage."""
+        aliased = {i for i, e in stored if e is not None}
+        if (any(mode == RESIDENT and i not in aliased for i, mode in enumerate(modes))
+                or any(results[i] is not e() for i, e in stored if e is not None)
+                or not CallPlan.holds(passed, stored)):
+            return
+        copied = tuple(i for i, mode in enumerate(modes) if mode == COPY)
+        self._plans = [CallPlan(modes, passed, self._in_place.written, stored, copied), *self._plans[:1]]
+
+    def _planned_arguments(self, plan: CallPlan, inputs: Sequence):
+        refs = list(map(_REF, plan.resident_entries))
+        for k in plan.uploads:  # (in ascending order: each lands at its position)
+            refs.insert(k, self._uploaded(inputs[k]))
+        storage = list(map(_REF, plan.storage_entries))
+        for s in plan.fresh:
+            storage.insert(s, self._fresh_storage(*self._storage[s]))
+        args = _VariantList(len(refs) + len(storage))
+        _consume(map(args.push_ref, refs))
+        _consume(map(args.push_ref, storage))
+        return args
+
+    def _planned_results(self, plan: CallPlan, out, candidates: list) -> list | None:
+        """The results of a call that followed `plan`, or None where IREE did not write a result into its storage."""
+        written = list(map(_GET_BUFFER, map(out.get_as_object, plan.aliased, itertools.repeat(_BufferView))))
+        if written != list(map(_BUFFER, plan.storage_entries)):
+            return None
+        results = [None] * len(out)
+        _consume(map(results.__setitem__, plan.aliased, candidates))
+        for i in plan.copied:
+            try:
+                bv = out.get_as_object(i, _BufferView)
+            except ValueError:  # a scalar (i32, f32, ...) rather than a tensor
+                results[i] = self._scalar_result(out, i)
+            else:
+                results[i] = _copied(bv, _np_type(bv.element_type))
+        return results
+
+    def _uploaded(self, x):
+        """A reference to a new buffer holding `x`'s contents."""
+        x = np.asarray(x, order="C")  # copies only non-contiguous inputs
+        et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
+        return self._allocator.allocate_buffer_copy(_INPUT_MEMORY, _INPUT_USAGE, self._device, x, et).ref
+
+    def _fresh_storage(self, spec, et):
+        buffer = self._allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
+        return _BufferView(buffer, spec.shape, et).ref
+
     def _arguments(self, inputs: Sequence, storage: list | None) -> tuple:
-        """(the call's argument list, the memory spans of its resident inputs, the reused storage).
+        """(the call's argument list, per input the entry whose buffer is passed or None, the reused storage).
 
         `reused`: result index -> (resident array whose buffer is the result's storage, its entry).
         """
-        device, allocator, table = self._device, self._allocator, self._resident
+        table = self._resident
         args = _VariantList(len(inputs) + len(self._storage))
-        seen = set()  # (start, end) of the resident inputs: memory the caller sees
+        passed = []
         written = self._in_place.written
         for k, x in enumerate(inputs):
             entry = None if written and k in written else table.get(id(x))
             if (entry is not None and entry() is x and x.shape == entry.shape and x.dtype == entry.dtype
                     and x.flags.c_contiguous):
                 args.push_ref(entry.ref)  # the array's own memory: no upload
-                seen.add(entry.span)
+                passed.append(entry)
                 continue
-            x = np.asarray(x, order="C")  # copies only non-contiguous inputs
-            et = _HAL_TYPES.get(x.dtype) or _hal_type(x.dtype)
-            args.push_ref(
-                allocator.allocate_buffer_copy(_INPUT_MEMORY, _INPUT_USAGE, device, x, et).ref
-            )
+            passed.append(None)
+            args.push_ref(self._uploaded(x))
         reused = {}
         for s, (spec, et) in enumerate(self._storage):
             candidate = None
@@ -999,10 +1091,9 @@ class _Function:
                 reused[spec.index] = (candidate, entry)
                 args.push_ref(entry.ref)
             else:
-                buffer = allocator.allocate_buffer(_INPUT_MEMORY, self._storage_usage, spec.nbytes)
-                args.push_ref(_BufferView(buffer, spec.shape, et).ref)
+                args.push_ref(self._fresh_storage(spec, et))
             del candidate
-        return args, seen, reused
+        return args, passed, reused
 
     def _results(self, out, modes: Sequence[int] | None, reused: dict, seen: set) -> list:
         """The call's results as `modes` asks (see the module docstring).
