@@ -74,15 +74,9 @@ def guarded_reader(fn: Any, identity_guards: list, state_guards: list, alias_gua
         if variable is not None:
             return variable
         if path.steps:
-            parent = read(Path(path.root, path.steps[:-1]))
-            kind, step = path.steps[-1]
-            if kind == "attr":
-                expr = (f"{parent}.{step}" if step.isidentifier() and not keyword.iskeyword(step)
-                        else f"getattr({parent}, {names(step)})")
-            else:
-                expr = f"{parent}[{names(step)}]"
+            expr = step_expression(read(Path(path.root, path.steps[:-1])), *path.steps[-1], names)
         else:
-            expr = _root(path.root, fn, names)
+            expr = root_expression(path.root, fn, names)
         variable = variables[path] = f"v{len(variables)}"
         lines.append(f"{variable} = {expr}")
         return variable
@@ -99,7 +93,46 @@ def guarded_reader(fn: Any, identity_guards: list, state_guards: list, alias_gua
     return names.compile(source, "read", f"<pyfront entry reads of {getattr(fn, '__qualname__', fn)}>")
 
 
-def _root(root: str, fn: Any, names: SourceNames) -> str:
+def path_writer(paths: list[Path], fn: Any) -> Callable[[tuple, list], None]:
+    """A function of the call's arguments and a list of values that assigns each value to its path, in order.
+
+    Each assignment reads its target's parent afresh (an earlier one may have
+    rebound a prefix) and does the one `setattr`, `[]=` or `cell_contents`
+    write that `results.make_resolver`'s reads mirror, with no frame per path.
+    """
+    names = SourceNames()
+    lines = []
+    for i, path in enumerate(paths):
+        if not path.steps:  # a global's or a cell's expression is assignable; an argument is not
+            if path.root.startswith("arg"):
+                raise ValueError(f"cannot assign to {path}")
+            lines.append(f"{root_expression(path.root, fn, names)} = values[{i}]")
+            continue
+        parent = root_expression(path.root, fn, names)
+        for kind, step in path.steps[:-1]:
+            parent = step_expression(parent, kind, step, names)
+        kind, step = path.steps[-1]
+        if kind == "attr" and not _is_name(step):
+            lines.append(f"setattr({parent}, {names(step)}, values[{i}])")
+        else:
+            lines.append(f"{step_expression(parent, kind, step, names)} = values[{i}]")
+    body = "\n".join(f"    {line}" for line in lines or ["pass"])
+    return names.compile(f"def write(args, values):\n{body}\n", "write",
+                         f"<pyfront commits of {getattr(fn, '__qualname__', fn)}>")
+
+
+def step_expression(parent: str, kind: str, step: Any, names: SourceNames) -> str:
+    """The expression reading one step (`attr` or an item) of the value `parent` evaluates to."""
+    if kind == "attr":
+        return f"{parent}.{step}" if _is_name(step) else f"getattr({parent}, {names(step)})"
+    return f"{parent}[{names(step)}]"
+
+
+def _is_name(step: str) -> bool:
+    return step.isidentifier() and not keyword.iskeyword(step)
+
+
+def root_expression(root: str, fn: Any, names: SourceNames) -> str:
     """The expression reading a path's root (results.make_resolver reads it the same way)."""
     if root.startswith("arg"):
         return f"args[{int(root[3:])}]"

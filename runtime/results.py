@@ -225,21 +225,3 @@ def _step_getters(steps) -> list[Callable[[Any], Any]]:
 
 def _then(getter: Callable[[tuple], Any], step: Callable[[Any], Any]) -> Callable[[tuple], Any]:
     return lambda args: step(getter(args))
-
-
-def make_committer(path: Path, fn) -> Callable[[tuple, Any], None]:
-    """A function that writes a value to `path` (used for committing deferred stores)."""
-    if not path.steps:
-        root = path.root
-        if root.startswith("global:"):
-            name, g = root[7:], fn.__globals__
-            return lambda args, v: g.__setitem__(name, v)
-        if root.startswith("cell:"):
-            cell = fn.__closure__[fn.__code__.co_freevars.index(root[5:])]
-            return lambda args, v: setattr(cell, "cell_contents", v)
-        raise ValueError(f"cannot assign to {path}")
-    parent = make_resolver(Path(path.root, path.steps[:-1]), fn)
-    kind, name = path.steps[-1]
-    if kind == "attr":
-        return lambda args, v: setattr(parent(args), name, v)
-    return lambda args, v: parent(args).__setitem__(name, v)

@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 from pyfront.dialects.state_path import Path, draw_index
 from pyfront.runtime.deferred_warnings import DeferredWarning
-from pyfront.runtime.guarded_reads import guarded_reader
+from pyfront.runtime.guarded_reads import guarded_reader, path_writer
 from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED, DeviceLost
-from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_committer, make_resolver,
+from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_resolver,
                                      tree_builder)
 
 from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
@@ -135,7 +135,7 @@ class Variant:
     _read_guarded: Any = field(default=None, repr=False)  # guarded_reads.guarded_reader: entry guards and inputs
     _state_checks: list = field(default_factory=list, repr=False)  # (resolver, StateGuard.holds_for, guard)
     _alias_checks: list = field(default_factory=list, repr=False)
-    _commits: list = field(default_factory=list, repr=False)
+    _commits: list = field(default_factory=list, repr=False)  # the value tree per store, in commit order
     _commit_paths: list = field(default_factory=list, repr=False)
     _mutations: list = field(default_factory=list, repr=False)  # (resolver, tree) per written input array
     _store_index: dict = field(default_factory=dict, repr=False)
@@ -143,11 +143,13 @@ class Variant:
     _guard_index: int | None = None
     _modes: tuple = ()  # per output: iree_backend.COPY, RESIDENT or UNUSED
     _resolvers: dict = field(default_factory=dict, repr=False)  # Path -> getter, built on first use
-    _spares: list = field(default_factory=list, repr=False)  # per storage argument: [displaced array] or []
-    _displaced: list = field(default_factory=list, repr=False)  # (storage argument, input index) pairs
+    # [the arrays the last commit displaced, per storage argument (None: none)], or []: taken by one call.
+    _spares: list = field(default_factory=list, repr=False)
+    _displaced: list = field(default_factory=list, repr=False)  # per storage argument: its input index, or None
     # Built once from the trees above (results.tree_builder): what a call runs to make its values.
     _effect_builders: list = field(default_factory=list, repr=False)  # (builder, options) per effect
-    _commit_builders: list = field(default_factory=list, repr=False)  # (committer, builder) per store
+    _commit_builders: list = field(default_factory=list, repr=False)  # builder per store
+    _write_stores: Any = field(default=None, repr=False)  # guarded_reads.path_writer of the stores' paths
     _mutation_builders: list = field(default_factory=list, repr=False)  # (resolver, builder) per written array
     _draw_taken_builders: list = field(default_factory=list, repr=False)  # (draw index, builder) per draw in a branch
     _result_builder: Any = field(default=None, repr=False)
@@ -181,17 +183,17 @@ class Variant:
         # identity of stored arguments, views and returned arrays), else the output.
         trees = dict(self.commits)
         order = [p for p, _ in self.commits] + [p for p in self._store_index if p not in trees]
-        self._commits = [(make_committer(Path.parse(p), fn), trees.get(p, Stored(p))) for p in order]
+        self._commits = [trees.get(p, Stored(p)) for p in order]
         self._commit_paths = order
+        self._write_stores = path_writer([Path.parse(p) for p in order], fn)
         self._mutations = [(make_resolver(Path.parse(p), fn), tree) for p, tree in self.mutations]
         self._modes = self._output_modes()
         # A storage argument is offered the array that the slot held before the
         # last commit (the call's input of that path), when the output it
         # stores is committed as a device-resident array.
-        self._spares = [[] for _ in self.storage]
-        self._displaced = [(s, k) for s, (j, k) in enumerate(self.storage) if self._modes[j] == RESIDENT]
+        self._displaced = [k if self._modes[j] == RESIDENT else None for j, k in self.storage]
         self._effect_builders = [(self._builder(tree), options) for tree, options in self.effects]
-        self._commit_builders = [(commit, self._builder(tree)) for commit, tree in self._commits]
+        self._commit_builders = [self._builder(tree) for tree in self._commits]
         self._mutation_builders = [(target, self._builder(tree)) for target, tree in self._mutations]
         self._append_builders = [(make_resolver(Path.parse(p), fn), self._builder(tree)) for p, tree in self.appends]
         self._draw_taken_builders = [(k, self._builder(tree)) for k, tree in self.draw_taken.items()]
@@ -205,7 +207,7 @@ class Variant:
         def key(leaf) -> tuple:
             return ("out", leaf.index) if isinstance(leaf, Output) else ("store", leaf.path)
 
-        committed = [tree for _, tree in self._commits]
+        committed = self._commits
         state = {key(x) for tree in committed for x in leaves(tree) if x.pytype is np.ndarray}
         written = [tree for _, tree in self.mutations]  # copied into the caller's arrays: host memory
         read = {key(x) for tree in [self.result_tree, *committed, *written, *(t for t, _ in self.effects),
@@ -313,7 +315,7 @@ class Variant:
                     info.failures += 1
                     return Deopt(g.kind, g.site, g.reason)
             # A function whose results are all inputs, views or constants needs no device call.
-            storage = [_take(spare) for spare in self._spares]
+            storage = _take(self._spares)
             outputs = self.invoke(inputs, self._modes, storage) if self.output_paths else []
         except DeviceLost as e:  # not the variant's failure: the next call runs it on a new device
             return Deopt("device-lost", self.func_name, str(e)[:300])
@@ -345,13 +347,13 @@ class Variant:
                 draw = self.draws[wrong]
                 return Deopt("state", draw.site, f"{draw.text} drew after a draw in a branch that did not run")
         printed = [(build(call), options) for build, options in self._effect_builders]
-        committed = [(commit, build(call)) for commit, build in self._commit_builders]
+        committed = [build(call) for build in self._commit_builders]
         # Written input arrays: the objects the call started with, and their new contents.
         written = [(target(args), build(call)) for target, build in self._mutation_builders]
         appended = [(target(args), build(call)) for target, build in self._append_builders]
         result = self._result_builder(call)
         if not commit:
-            stores = [(p, v) for p, (_, v) in zip(self._commit_paths, committed)]
+            stores = list(zip(self._commit_paths, committed))
             # The printed values as they are now: the interpreter, run next, may write into them.
             return Pending(result, copy.deepcopy(printed), stores,
                            written=[(p, v) for (p, _), (_, v) in zip(self.mutations, written)],
@@ -364,14 +366,12 @@ class Variant:
                 print(*values, **options)
         for array, contents in written:
             np.copyto(array, contents)
-        for committer, value in committed:
-            committer(args, value)
+        self._write_stores(args, committed)
         for lst, item in appended:
             lst.append(item)
-        for s, k in self._displaced:  # offered as storage next call; only_the_callers decides
-            old = inputs[k]
-            if type(old) is np.ndarray and not self._spares[s]:
-                self._spares[s].append(old)
+        if self._displaced and not self._spares:  # offered as storage next call; only_the_callers decides
+            self._spares.append([None if k is None or type(inputs[k]) is not np.ndarray else inputs[k]
+                                 for k in self._displaced])
         self.calls += 1
         self.last_used = next(_USE_CLOCK)
         return result
@@ -392,7 +392,7 @@ def _drawn_later(args: tuple) -> None:
 
 
 def _take(spare: list):
-    """The list's item, or None; list.pop is atomic, so concurrent calls never share one."""
+    """The list's item, or None; list.pop is atomic, so concurrent calls never share it."""
     try:
         return spare.pop()
     except IndexError:

@@ -99,7 +99,7 @@ def test_a_plan_keeps_no_buffer_of_a_dead_array(followed):
     entries = [e for plan in variant.invoke._plans for e in plan.resident_entries]
     assert entries and all(e.ref is not None for e in entries)
     assert resident(model.w)
-    variant._spares = [[] for _ in variant._spares]
+    variant._spares.clear()
     del model
     gc.collect()
     assert all(e() is None and e.ref is None and e.buffer is None for e in entries)

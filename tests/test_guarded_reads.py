@@ -5,7 +5,7 @@ import types
 import numpy as np
 import pytest
 from pyfront.dialects.state_path import Path
-from pyfront.runtime.guarded_reads import guarded_reader
+from pyfront.runtime.guarded_reads import guarded_reader, path_writer
 
 import pyfront
 from pyfront.guards import MISSING, AliasGuard, IdentityGuard, StateGuard
@@ -110,3 +110,26 @@ def test_compiled_calls_deopt_on_the_failing_guard_as_before():
     report = pyfront.explain(compiled)
     assert report.compiled_calls >= 2, report
     assert any("arg0.w is a C-ordered ndarray of float64 (2, 3)" in r for r in report.deopt_reasons), report.deopt_reasons
+
+
+GLOBAL_SLOT = 0
+
+
+def test_path_writer_assigns_in_order_reading_each_parent_afresh():
+    def fn():
+        return GLOBAL_SLOT + cell
+
+    cell = 1
+    old, new = {"k": 0}, {"k": 0}
+    model = types.SimpleNamespace(d=old)
+    paths = ["arg0.d", "arg0.d['k']", "arg0.x", "global:GLOBAL_SLOT", "cell:cell"]
+    write = path_writer([Path.parse(p) for p in paths], fn)
+    setattr(model, "not a name", 0)
+    write((model,), [new, 5, 6, 7, 8])
+    assert model.d is new and new == {"k": 5} and old == {"k": 0}  # the second store read the rebound d
+    assert model.x == 6 and GLOBAL_SLOT == 7 and fn.__closure__[0].cell_contents == 8
+    odd = path_writer([Path(root="arg0", steps=(("attr", "not a name"),))], fn)
+    odd((model,), [9])
+    assert getattr(model, "not a name") == 9
+    with pytest.raises(ValueError, match="cannot assign to arg0"):
+        path_writer([Path.parse("arg0")], fn)

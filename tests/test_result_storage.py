@@ -50,7 +50,7 @@ def test_training_loop_ping_pongs_between_two_buffers(backend):
     assert resident(model.w, backend)
     # White box: the variant holds the displaced w, and the next result is that very array.
     (variant,) = [v for g in compiled._groups.values() for v in g.variants]
-    spare = next(lst[0] for lst, (j, k) in zip(variant._spares, variant.storage) if variant.input_paths[k] == "arg0.w")
+    spare = next(x for x, (j, k) in zip(variant._spares[0], variant.storage) if variant.input_paths[k] == "arg0.w")
     spare_id, spare_address = id(spare), spare.ctypes.data
     del spare
     compiled(model, np.ones(4))
