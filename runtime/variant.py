@@ -44,15 +44,13 @@ import numpy as np
 from pyfront.dialects.state_path import Path, draw_index
 from pyfront.runtime.deferred_warnings import DeferredWarning
 from pyfront.runtime.guarded_reads import guarded_reader, path_writer
-from pyfront.runtime.host_draws import Drawn, DrawFailed, HostDraws
+from pyfront.runtime.host_draws import DrawFailed, Drawn, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED, DeviceLost
-from pyfront.runtime.results import (CallValues, Output, Stored, leaves, make_resolver,
-                                     tree_builder)
+from pyfront.runtime.results import CallValues, Output, Stored, leaves, make_resolver, tree_builder
 
 from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
 from pyfront.interrupts import reraise_if_asynchronous
 from pyfront.layout import laid_out
-
 
 _USE_CLOCK = itertools.count()  # next() is atomic: concurrent calls never share a tick
 
