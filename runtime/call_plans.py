@@ -115,7 +115,8 @@ class CallPlan:
         if modes is not self.modes and modes != self.modes:
             return None
         arrays = list(map(inputs.__getitem__, self.resident))
-        if (not all(map(is_, map(call, self.resident_entries), arrays)) or list(map(_layout, arrays)) != self.input_layout
+        if (not all(map(is_, map(call, self.resident_entries), arrays))
+                or list(map(_layout, arrays)) != self.input_layout
                 or any(map(table.__contains__, map(id, map(inputs.__getitem__, self.uploaded))))):
             return None
         del arrays

@@ -145,7 +145,7 @@ def tree_builder(tree: Any, result_index: list[int], store_index: dict[str, int]
     def build(node: Any) -> TreeBuilder:
         if isinstance(node, (Output, Stored)):
             key = ("out", node.index) if isinstance(node, Output) else ("store", node.path)
-            i = result_index[node.index] if isinstance(node, Output) else store_index[node.path]
+            i = output_of(node, result_index, store_index)
             pytype = node.pytype
             if pytype is np.ndarray:  # box() is the array itself: one object without a memo
                 return lambda v: v.outputs[i]
@@ -179,10 +179,30 @@ def tree_builder(tree: Any, result_index: list[int], store_index: dict[str, int]
         if isinstance(node, Either):  # the caller's object where its side of the branch ran
             taken, then, orelse = build(node.taken), build(node.then), build(node.orelse)
             return lambda v: then(v) if taken(v) else orelse(v)
-        kind, items = node.kind, [build(item) for item in node.items]
+        kind = node.kind
+        arrays = outputs_getter(node.items, result_index, store_index)
+        if arrays is not None:  # (one C call for a container of arrays: a model's parameters)
+            return lambda v: kind(arrays(v.outputs))
+        items = [build(item) for item in node.items]
         return lambda v: kind([item(v) for item in items])
 
     return build(tree)
+
+
+def output_of(leaf: Output | Stored, result_index: list[int], store_index: dict[str, int]) -> int:
+    """The index of the IREE function's output that `leaf` is."""
+    return result_index[leaf.index] if isinstance(leaf, Output) else store_index[leaf.path]
+
+
+def outputs_getter(trees, result_index: list[int], store_index: dict[str, int]) -> Callable[[list], tuple] | None:
+    """If every one of `trees` is an array output itself, a function from the outputs to theirs, as a tuple."""
+    if not all(isinstance(t, (Output, Stored)) and t.pytype is np.ndarray for t in trees):
+        return None
+    indices = [output_of(t, result_index, store_index) for t in trees]
+    if len(indices) == 1:
+        (i,) = indices
+        return lambda outputs: (outputs[i],)
+    return operator.itemgetter(*indices) if indices else lambda outputs: ()
 
 
 def make_resolver(path: Path, fn) -> Callable[[tuple], Any]:

@@ -46,7 +46,15 @@ from pyfront.runtime.deferred_warnings import DeferredWarning
 from pyfront.runtime.guarded_reads import guarded_reader, path_writer
 from pyfront.runtime.host_draws import DrawFailed, Drawn, HostDraws
 from pyfront.runtime.iree_backend import COPY, RESIDENT, UNUSED, DeviceLost
-from pyfront.runtime.results import CallValues, Output, Stored, leaves, make_resolver, tree_builder
+from pyfront.runtime.results import (
+    CallValues,
+    Output,
+    Stored,
+    leaves,
+    make_resolver,
+    outputs_getter,
+    tree_builder,
+)
 
 from pyfront.guards import AliasGuard, BufferGuard, IdentityGuard, StateGuard, first_changed
 from pyfront.interrupts import reraise_if_asynchronous
@@ -147,6 +155,7 @@ class Variant:
     # Built once from the trees above (results.tree_builder): what a call runs to make its values.
     _effect_builders: list = field(default_factory=list, repr=False)  # (builder, options) per effect
     _commit_builders: list = field(default_factory=list, repr=False)  # builder per store
+    _committed_arrays: Any = field(default=None, repr=False)  # results.outputs_getter of the stores, if all arrays
     _write_stores: Any = field(default=None, repr=False)  # guarded_reads.path_writer of the stores' paths
     _mutation_builders: list = field(default_factory=list, repr=False)  # (resolver, builder) per written array
     _draw_taken_builders: list = field(default_factory=list, repr=False)  # (draw index, builder) per draw in a branch
@@ -192,6 +201,7 @@ class Variant:
         self._displaced = [k if self._modes[j] == RESIDENT else None for j, k in self.storage]
         self._effect_builders = [(self._builder(tree), options) for tree, options in self.effects]
         self._commit_builders = [self._builder(tree) for tree in self._commits]
+        self._committed_arrays = outputs_getter(self._commits, self._result_index, self._store_index)
         self._mutation_builders = [(target, self._builder(tree)) for target, tree in self._mutations]
         self._append_builders = [(make_resolver(Path.parse(p), fn), self._builder(tree)) for p, tree in self.appends]
         self._draw_taken_builders = [(k, self._builder(tree)) for k, tree in self.draw_taken.items()]
@@ -345,7 +355,10 @@ class Variant:
                 draw = self.draws[wrong]
                 return Deopt("state", draw.site, f"{draw.text} drew after a draw in a branch that did not run")
         printed = [(build(call), options) for build, options in self._effect_builders]
-        committed = [build(call) for build in self._commit_builders]
+        if self._committed_arrays is not None:  # every store commits an output array: one C call
+            committed = list(self._committed_arrays(outputs))
+        else:
+            committed = [build(call) for build in self._commit_builders]
         # Written input arrays: the objects the call started with, and their new contents.
         written = [(target(args), build(call)) for target, build in self._mutation_builders]
         appended = [(target(args), build(call)) for target, build in self._append_builders]
