@@ -149,6 +149,9 @@ def spec_of(value: Any, relaxed: Any = None) -> Spec:
 def key_of(value: Any, relaxed: Any = None) -> Any:
     """A hashable key; equal keys mean equal specs (and so the same variant)."""
     t = type(value)
+    known = _KEY_OF_TYPE.get(t)
+    if known is not None:  # (a user object or NumPy scalar: a model, an optimizer, np.int64 token ids)
+        return known
     if relaxed is True and (t is float or t is int and _fits_int64(value)):
         return (t,)  # a runtime operand (an int beyond int64 keeps a key, and a variant, of its own)
     if relaxed is True and t in (tuple, list):
@@ -169,7 +172,7 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
     if t in (tuple, list):
         return (t,) + tuple(key_of(v) for v in value)
     if isinstance(value, np.generic):
-        return (t,)
+        return _keyed_by_type(t, (t,))
     if t is slice:  # by value, each bound keyed by its own type (slice(0, 2.0) == slice(0, 2))
         return (t, key_of(value.start), key_of(value.stop), key_of(value.step))
     if t is range:  # not by ==: range(0) == range(5, 5), but their .start differ
@@ -181,7 +184,18 @@ def key_of(value: Any, relaxed: Any = None) -> Any:
         # address cannot be reused by another object (e.g. a closure made per call, whose
         # inlined body guards the cells of the closure this variant was compiled for).
         return (t, Identity(value))
-    return ("object", t)
+    return _keyed_by_type(t, ("object", t))
+
+
+# Types whose every value has one key, found by the checks of key_of above: only type tests
+# decided it, unless an instance can claim another class (`__class__` overridden).
+_KEY_OF_TYPE: dict[type, tuple] = {}
+
+
+def _keyed_by_type(t: type, key: tuple) -> tuple:
+    if not any("__class__" in vars(k) for k in t.__mro__[:-1]):
+        _KEY_OF_TYPE[t] = key
+    return key
 
 
 class Identity:

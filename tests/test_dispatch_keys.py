@@ -77,3 +77,34 @@ def _cast(x, d):
 def test_dtypes_are_keyed_by_value():
     # dtype objects made per call (a byte order other than native is a new object each time).
     check(_cast, _per_call(lambda t: np.dtype(t).newbyteorder("="), ["f4", "f4", "i4", "f8", "i4", "f4"]))
+
+
+class _Plain:
+    pass
+
+
+class _ClaimsAnotherClass:
+    """An instance that may say its class is another (isinstance also asks `__class__`)."""
+
+    claimed = _Plain
+
+    @property
+    def __class__(self):
+        return self.claimed
+
+
+def test_keys_of_types_decided_by_type_alone_are_remembered_per_type():
+    from pyfront import specialize
+
+    for value, key in [(_Plain(), ("object", _Plain)), (np.int64(3), (np.int64,)), (np.float32(2), (np.float32,))]:
+        assert specialize.key_of(value) == key
+        assert specialize._KEY_OF_TYPE[type(value)] == key
+        assert specialize.key_of(value, True) == key  # (relaxing concerns Python numbers, sequences, arrays)
+    claims = _ClaimsAnotherClass()
+    assert specialize.key_of(claims) == ("object", _ClaimsAnotherClass)
+    assert _ClaimsAnotherClass not in specialize._KEY_OF_TYPE  # its next instance may claim a function's class
+    claims.claimed = type(_apply)
+    assert specialize.key_of(claims)[0] is _ClaimsAnotherClass and specialize.key_of(claims)[1] != "object"
+    for value in [3, 2.5, (1, 2), np.ones(2)]:  # keyed by value or shape: never by type alone
+        specialize.key_of(value)
+        assert type(value) not in specialize._KEY_OF_TYPE
