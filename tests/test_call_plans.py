@@ -127,3 +127,16 @@ def test_counts_of_an_array_held_only_by_its_slot_are_measured():
     assert call_plans._counts(slot, (0,))[1] == [call_plans._BASE_ALONE]  # a view holds the array, not the owner
     assert call_plans._counts(slot, (0,))[0] == [call_plans._ALONE + 1]
     del view
+
+
+def test_a_call_that_only_uploads_and_copies_keeps_no_plan(followed):
+    def add_one(x):
+        return x + 1.0
+
+    compiled = pyfront.compile(add_one, profile_calls=1)
+    for i in range(6):
+        x = np.full(4, float(i))
+        assert_exact(add_one(x), compiled(x), f"call {i}")
+    (variant,) = [v for g in compiled._groups.values() for v in g.variants]
+    assert variant.invoke._plans == [] and compiled.explain().compiled_calls == 5
+    assert followed and not any(followed)
