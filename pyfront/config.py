@@ -37,8 +37,10 @@ the first compiled call then costs no interpreter run).
 runs the passes (they read the call's arguments and state), then IREE compiles
 the module on a background thread (pyfront/compile_thread.py) while this and
 later calls of its key run in the interpreter; the variant switches in when
-ready. "never" (default): no call waits (a fresh 100-step or 1,000-step training
-loop is never slower than the interpreter for the compile; bench/first_steps.py);
+ready. "never" (default): no call waits for IREE (the call that starts a compile
+still generates the graph and runs the passes on its own thread: 0.8-1.3 s for
+the model programs of bench/programs, most of a fresh 100-step loop's time
+beyond NumPy's; bench/first_steps.py);
 "always": the call waits, as a compile on its own thread would (the answer does
 not depend on how fast the compile is: the tests use it); N (an int): calls run
 in the interpreter while N of them have, then the next one waits. A module in the
