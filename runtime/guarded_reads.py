@@ -17,6 +17,9 @@ state and alias guard holds and every read succeeds; otherwise it returns None
 and the caller asks the guards one by one (Variant.entry_failure) which one
 failed, so the reported failure, and any exception, are those of the generic
 path.
+
+`path_writer` generates the other end of a call, from the same expressions:
+one function that commits a variant's deferred stores, in order.
 """
 
 from __future__ import annotations
