@@ -82,7 +82,7 @@ class CallPlan:
     """What one call did with its arrays; `arguments` says whether another call may do the same."""
 
     __slots__ = ("aliased", "copied", "counts", "fresh", "input_layout", "modes", "passed", "resident",
-                 "resident_entries", "reused", "storage_entries", "storage_layout", "stored", "uploaded", "uploads")
+                 "resident_entries", "reused", "storage_entries", "storage_layout", "uploaded", "uploads")
 
     def __init__(self, modes, passed: list, written: frozenset, stored: list, copied: tuple):
         """`passed`: per input, the table entry whose buffer the call passed, or None (uploaded);
@@ -94,10 +94,10 @@ class CallPlan:
         self.input_layout = list(map(_layout, self.resident_entries))
         self.uploads = tuple(k for k, e in enumerate(passed) if e is None)
         self.uploaded = tuple(k for k in self.uploads if k not in written)  # (a written input is never resident)
-        self.stored = [e for _, e in stored]  # per storage argument: the entry, or None (allocate)
-        self.reused = tuple(s for s, e in enumerate(self.stored) if e is not None)
-        self.fresh = tuple(s for s, e in enumerate(self.stored) if e is None)
-        self.storage_entries = [self.stored[s] for s in self.reused]
+        entries = [e for _, e in stored]  # per storage argument: the entry, or None (allocate)
+        self.reused = tuple(s for s, e in enumerate(entries) if e is not None)
+        self.fresh = tuple(s for s, e in enumerate(entries) if e is None)
+        self.storage_entries = [entries[s] for s in self.reused]
         self.storage_layout = [(*_layout(e), True) for e in self.storage_entries]  # writeable
         self.aliased = [stored[s][0] for s in self.reused]  # their results
         self.counts = ([_ALONE] * len(self.reused), [_BASE_ALONE] * len(self.reused),
