@@ -10,12 +10,13 @@ on-disk caches builds the step and times N calls of it on the same inputs
 clock covers the loop, compiles included; not the library's start-up (each
 system first runs a trivial function, as bench/worker.py does).
 
-pyfront runs with each `Config.wait_for_compile` policy: "never" (the
-default: calls run in the interpreter while IREE compiles in the background),
-"always" (each compiling call waits) and 10 (calls wait once 10 ran in the
-interpreter meanwhile). The table gives the median seconds per loop over
---repeats processes, each against NumPy's, and how many of pyfront's calls ran
-compiled. Writes bench/results/first_steps.md. Peers (jax.jit) run when installed.
+pyfront runs with its defaults (no call waits for IREE, and a function's
+first variant is prepared once its calls have spent about as long in the
+interpreter as preparing it is expected to take: `Config.compile_after`), with
+`compile_after=0` (prepared right after profiling, the default before it
+existed) and with `wait_for_compile="always"` (each compiling call waits). The
+table gives the median seconds per loop over --repeats processes, each against
+NumPy's, and how many of pyfront's calls ran compiled. Writes bench/results/first_steps.md. Peers (jax.jit) run when installed.
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "first_steps.md"
 PROGRAMS = ["model_gan", "model_treenn", "model_reinforce", "model_cnn", "model_lstm_lm"]
-# (column, system of bench/systems.py, PYFRONT_WAIT_FOR_COMPILE)
-CONFIGURATIONS = [("NumPy", "numpy", None), ("pyfront (never wait, default)", "pyfront-cpu-sync", "never"),
-                  ("pyfront (wait after 10)", "pyfront-cpu-sync", "10"),
-                  ("pyfront (always wait)", "pyfront-cpu-sync", "always"),
-                  ("jax.jit", "jax", None)]
+# (column, system of bench/systems.py, the pyfront Config it runs with, as environment variables)
+CONFIGURATIONS = [("NumPy", "numpy", {}),
+                  ("pyfront (default)", "pyfront-cpu-sync",
+                   {"PYFRONT_WAIT_FOR_COMPILE": "never", "PYFRONT_COMPILE_AFTER": "auto"}),
+                  ("pyfront (compile_after=0)", "pyfront-cpu-sync",
+                   {"PYFRONT_WAIT_FOR_COMPILE": "never", "PYFRONT_COMPILE_AFTER": "0"}),
+                  ("pyfront (always wait)", "pyfront-cpu-sync", {"PYFRONT_WAIT_FOR_COMPILE": "always"}),
+                  ("jax.jit", "jax", {})]
 
 
 def loop_seconds(system_name: str, program_name: str, steps: int) -> dict:
@@ -69,10 +73,9 @@ def loop_seconds(system_name: str, program_name: str, steps: int) -> dict:
     return row
 
 
-def fresh_process(system: str, wait: str | None, program: str, steps: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    if wait is not None:
-        env["PYFRONT_WAIT_FOR_COMPILE"] = wait
+def fresh_process(system: str, config: dict, program: str, steps: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           **config}
     done = subprocess.run([sys.executable, "-m", "bench.first_steps", "--child", system, program, str(steps)],
                           cwd=REPO, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -123,8 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     for program in opts.programs.split(","):
         for steps in opts.steps:
             cells, numpy_s = [], None
-            for column, system, wait in configurations:
-                runs = [fresh_process(system, wait, program, steps) for _ in range(opts.repeats)]
+            for column, system, config in configurations:
+                runs = [fresh_process(system, config, program, steps) for _ in range(opts.repeats)]
                 errors = [r["error"] for r in runs if "error" in r]
                 if errors:
                     cells.append(f"failed: {errors[0]}")

@@ -72,6 +72,18 @@ MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
 MAX_BLOCKERS = 32  # distinct blockers a report keeps (compile attempts for new keys add theirs)
 COMPILING = "its variant is compiling in the background (Config.wait_for_compile)"
+# Config.compile_after="auto": a function's first variant is prepared (graph generation and passes, on
+# the caller's thread) once its calls after profiling have spent as long in the interpreter as that
+# preparation is expected to take, so that a loop too short to repay it never pays it, and a longer
+# one pays at most about twice what it would had it known (the ski-rental rule). The expectation:
+# seconds per profiler event of the last profiled call (Profile.events: calls of Python functions
+# and of built-in functions and methods, not NumPy's ufuncs or operators, which the profiler does not
+# see); measured 0.05-0.14 ms per event on bench/programs' model_* programs (2-core AMD EPYC). Below
+# PREPARE_AT_ONCE_SECONDS (small functions) preparation starts as soon as profiling ends.
+PREPARATION_SECONDS_PER_EVENT = 1e-4
+PREPARE_AT_ONCE_SECONDS = 0.1
+WARMING_UP = ("not compiled yet: its calls have spent less time in the interpreter than preparing a variant "
+              "is expected to take (Config.compile_after)")
 
 
 @dataclasses.dataclass
@@ -108,6 +120,9 @@ class CompiledFunction:
         self._relaxed: dict[int, Any] = {}
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._fp_checks_per_op = False  # a deferred floating-point check failed: check each op exactly
+        # Seconds its calls spent in the interpreter after profiling, until a first preparation starts
+        # (then None: the function is hot, and later variants are prepared when needed).
+        self._interpreted_seconds: float | None = 0.0
         self._report = Report(self.__qualname__)
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
@@ -167,6 +182,8 @@ class CompiledFunction:
                     self._report.profiled_calls += 1
                 elif miss is not None and self._first_state_miss(key, miss):
                     profiling = True
+                elif self._warming_up():
+                    reason = WARMING_UP
                 else:
                     key = self._relax(key, args)
                     variant, reason = self._variant_or_compile(key, args)
@@ -341,6 +358,18 @@ class CompiledFunction:
         wait = self.config.wait_for_compile
         return self.config.strict or wait == "always" or (type(wait) is int and compiling.calls_meanwhile >= wait)
 
+    def _warming_up(self) -> bool:
+        """Whether a call that needs a first variant stays in the interpreter, the function not being
+        hot yet (lock held): only where no call waits for compiles (Config.compile_after)."""
+        spent, config = self._interpreted_seconds, self.config
+        if spent is None or config.wait_for_compile != "never" or config.strict:
+            return False
+        threshold = config.compile_after
+        if threshold == "auto":
+            expected = self._profiler.profile.events * PREPARATION_SECONDS_PER_EVENT
+            threshold = expected if expected >= PREPARE_AT_ONCE_SECONDS else 0.0
+        return spent < threshold
+
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:
         """A relaxed key failed to compile: specialize those arguments again (lock held).
 
@@ -374,6 +403,7 @@ class CompiledFunction:
             group = self._groups[key] = VariantGroup(self.fn)
             self._forget_idle_groups()
         self._budget.started()
+        self._interpreted_seconds = None  # hot from now on
         profile = self._profiler.profile if self._profiler else None
         signature = group.signature(args)
         with logs.progress(f"{self.__qualname__} {_describe_key(key)}"):  # on a terminal, past a second
@@ -556,7 +586,15 @@ class CompiledFunction:
             self._report.interpreter_reasons[reason] += 1
         if first and logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: runs in the interpreter: %s", self.__qualname__, reason)
-        return call_depth.call_user(self.fn, args, kwargs)
+        if self._interpreted_seconds is None:
+            return call_depth.call_user(self.fn, args, kwargs)
+        start = time.perf_counter()
+        try:
+            return call_depth.call_user(self.fn, args, kwargs)
+        finally:
+            with self._lock:
+                if self._interpreted_seconds is not None:
+                    self._interpreted_seconds += time.perf_counter() - start
 
     def _refuse_if_strict(self, reason: str) -> None:
         if self.config.strict:

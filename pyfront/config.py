@@ -12,6 +12,8 @@
     PYFRONT_COMPILE_TIMEOUT seconds one IREE compile may take (default 300)
     PYFRONT_WAIT_FOR_COMPILE "never" (default), "always", or N: when a call waits for
                             IREE to compile its variant instead of running in the interpreter
+    PYFRONT_COMPILE_AFTER   "auto" (default) or seconds: interpreter time before a function's
+                            first variant is prepared, where no call waits (see below)
     PYFRONT_STRICT          "1": a call that would run in the interpreter (anything but
                             profiling, PYFRONT_DISABLE or CPython's own argument errors)
                             raises pyfront.StrictModeError listing every blocker instead
@@ -38,13 +40,19 @@ runs the passes (they read the call's arguments and state), then IREE compiles
 the module on a background thread (pyfront/compile_thread.py) while this and
 later calls of its key run in the interpreter; the variant switches in when
 ready. "never" (default): no call waits for IREE (the call that starts a compile
-still generates the graph and runs the passes on its own thread: 0.8-1.3 s for
-the model programs of bench/programs, most of a fresh 100-step loop's time
-beyond NumPy's; bench/first_steps.py);
+still generates the graph and runs the passes on its own thread: 0.3-2.7 s for
+the model programs of bench/programs, which is why `compile_after` defers it);
 "always": the call waits, as a compile on its own thread would (the answer does
 not depend on how fast the compile is: the tests use it); N (an int): calls run
 in the interpreter while N of them have, then the next one waits. A module in the
 disk cache is loaded at once, whatever this says. Strict mode always waits.
+
+`compile_after` (only where no call waits: "never", not strict): a function's
+first variant is prepared once its calls after profiling have spent this many
+seconds in the interpreter; "auto": as long as the preparation is expected to
+take, from the last profiled call's size (pyfront/api.py, `_warming_up`), at
+once below 0.1 s. 0: at once. Later variants of a hot function are prepared
+when first needed.
 
 `passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
 otherwise a sequence of registered pass names, run in that order, that must
@@ -79,6 +87,19 @@ def _word_or_count(name: str, value: str | int, words: tuple[str, str], least: i
     raise ValueError(f"{name} must be {words[0]!r}, {words[1]!r} or {count}, got {value!r}")
 
 
+def _seconds_or_auto(name: str, value: str | float) -> str | float:
+    """"auto" or a number of seconds >= 0 (a string of one, from the environment, becomes a float)."""
+    if value == "auto":
+        return value
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not seconds >= 0:  # (NaN too)
+        raise ValueError(f"{name} must be 'auto' or a number of seconds >= 0, got {value!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class Config:
     profile_calls: int = field(default_factory=lambda: _env_int("PYFRONT_PROFILE_CALLS", 2))
@@ -92,6 +113,7 @@ class Config:
     compile_timeout: float = field(default_factory=lambda: _env_int("PYFRONT_COMPILE_TIMEOUT", 300.0, float))
     strict: bool = field(default_factory=lambda: os.environ.get("PYFRONT_STRICT", "") == "1")
     wait_for_compile: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_WAIT_FOR_COMPILE", "never"))
+    compile_after: str | float = field(default_factory=lambda: os.environ.get("PYFRONT_COMPILE_AFTER", "auto"))
 
     def __post_init__(self) -> None:
         if self.passes is not None:
@@ -106,6 +128,7 @@ class Config:
                                                           "a positive integer N (every Nth call)"))
         object.__setattr__(self, "wait_for_compile", _word_or_count(
             "wait_for_compile", self.wait_for_compile, ("never", "always"), 0, "a number of calls N >= 0"))
+        object.__setattr__(self, "compile_after", _seconds_or_auto("compile_after", self.compile_after))
         if self.max_graph_nodes < 1:
             raise ValueError("max_graph_nodes must be at least 1")
         if not self.compile_timeout > 0:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 import types
 from collections import Counter
 from collections.abc import Callable
@@ -47,6 +48,10 @@ _CALLEE = "__pyfront_callee__"
 # this process, is then swapped for the hook in the code's constants.
 _PLACEHOLDERS = {hook: f"{hook}{os.urandom(8).hex()}" for hook in (_OBSERVER, _BRANCH, _CALLEE)}
 _MAX_VALUES = 8
+# Modules whose work in a profiled call graph generation does not trace: the hooks (here and
+# specialize's keys) and the import system (a first call's imports). The gradient tape's work
+# counts: it grows with the backward pass, which graph generation builds too.
+_NOT_COUNTED = ("pyfront.profiler", "pyfront.specialize", "importlib")
 _MAX_COPIES = 64  # instrumented copies of differentiated callees kept
 
 
@@ -105,6 +110,11 @@ class Profile:
     branches: dict[tuple, Counter] = field(default_factory=dict)  # site key of the test -> outcomes
     instrumented: bool = True
     note: str = ""
+    # sys.setprofile's events (calls and returns of Python functions and of built-in functions and
+    # methods, but _NOT_COUNTED's) in the last profiled call: a measure of what graph generation
+    # will trace (callees are not sites).
+    # 0: not counted, because another profiler (a debugger, cProfile) was installed.
+    events: int = 0
     # Functions called while being differentiated (see the module docstring), by code object.
     callees: dict[types.CodeType, Profile] = field(default_factory=dict)
 
@@ -290,4 +300,22 @@ class Profiler:
         self.profile.calls += 1
         for i, a in enumerate(args if observed is None else observed):
             self.profile.args.setdefault(i, Observation()).add(a)
-        return call_depth.call_user(self._instrumented(self.fn, self.profile, self._grad_callee), args, kwargs)
+        copy = self._instrumented(self.fn, self.profile, self._grad_callee)
+        if sys.getprofile() is not None:  # never displace the user's profiler
+            return call_depth.call_user(copy, args, kwargs)
+        events, counted = [0], {}  # id(a frame's globals) -> whether its events count
+
+        def count(frame, event, arg) -> None:
+            module = frame.f_globals
+            if counted.get(id(module)) is None:
+                counted[id(module)] = not str(module.get("__name__")).startswith(_NOT_COUNTED)
+            if counted[id(module)]:
+                events[0] += 1
+
+        sys.setprofile(count)
+        try:
+            return call_depth.call_user(copy, args, kwargs)
+        finally:
+            if sys.getprofile() is count:  # (the function may have installed its own)
+                sys.setprofile(None)
+            self.profile.events = events[0]
