@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, callables, compile_thread, logs, segments, source
+from pyfront import call_depth, callables, compile_thread, hotness, logs, segments, source
 from pyfront.bounded import remember
 from pyfront.compile_thread import Pending
 from pyfront.config import Config
@@ -72,16 +72,6 @@ MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
 MAX_BLOCKERS = 32  # distinct blockers a report keeps (compile attempts for new keys add theirs)
 COMPILING = "its variant is compiling in the background (Config.wait_for_compile)"
-# Config.compile_after="auto": a function's first variant is prepared (graph generation and passes, on
-# the caller's thread) once its calls after profiling have spent as long in the interpreter as that
-# preparation is expected to take, so that a loop too short to repay it never pays it, and a longer
-# one pays at most about twice what it would had it known (the ski-rental rule). The expectation:
-# seconds per profiler event of the last profiled call (Profile.events: calls of Python functions
-# and of built-in functions and methods, not NumPy's ufuncs or operators, which the profiler does not
-# see); measured 0.05-0.14 ms per event on bench/programs' model_* programs (2-core AMD EPYC). Below
-# PREPARE_AT_ONCE_SECONDS (small functions) preparation starts as soon as profiling ends.
-PREPARATION_SECONDS_PER_EVENT = 1e-4
-PREPARE_AT_ONCE_SECONDS = 0.1
 WARMING_UP = ("not compiled yet: its calls have spent less time in the interpreter than preparing a variant "
               "is expected to take (Config.compile_after)")
 
@@ -121,8 +111,10 @@ class CompiledFunction:
         self._no_relax: set[int] = set()  # positions whose relaxation made compilation fail
         self._fp_checks_per_op = False  # a deferred floating-point check failed: check each op exactly
         # Seconds its calls spent in the interpreter after profiling, until a first preparation starts
-        # (then None: the function is hot, and later variants are prepared when needed).
+        # (then None: the function is hot, and later variants are prepared when needed); the seconds
+        # that make it hot (pyfront/hotness.py), once known.
         self._interpreted_seconds: float | None = 0.0
+        self._hot_after: float | None = None
         self._report = Report(self.__qualname__)
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
@@ -271,6 +263,7 @@ class CompiledFunction:
             self._profiler = None
             self._state_misses = {}
             self._relaxed, self._no_relax, self._fp_checks_per_op = {}, set(), False
+            self._hot_after = None  # (the profile it was estimated from is of the old code)
             self._failed_keys = {}
             self._report.blockers = []
             self._profiled_before_code = self._report.profiled_calls
@@ -360,15 +353,13 @@ class CompiledFunction:
 
     def _warming_up(self) -> bool:
         """Whether a call that needs a first variant stays in the interpreter, the function not being
-        hot yet (lock held): only where no call waits for compiles (Config.compile_after)."""
+        hot yet (lock held): only where no call waits for compiles (pyfront/hotness.py)."""
         spent, config = self._interpreted_seconds, self.config
         if spent is None or config.wait_for_compile != "never" or config.strict:
             return False
-        threshold = config.compile_after
-        if threshold == "auto":
-            expected = self._profiler.profile.events * PREPARATION_SECONDS_PER_EVENT
-            threshold = expected if expected >= PREPARE_AT_ONCE_SECONDS else 0.0
-        return spent < threshold
+        if self._hot_after is None:
+            self._hot_after = hotness.threshold(self.fn, self._profiler.profile, config)
+        return spent < self._hot_after
 
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:
         """A relaxed key failed to compile: specialize those arguments again (lock held).
@@ -415,6 +406,7 @@ class CompiledFunction:
                 if isinstance(e, Unsupported) and e.whole_code is self.fn.__code__:
                     self._never_compiles = str(e)  # not the key's fault: never try again for this code
                 return None, self._failed(key, group, signature, e)
+            hotness.note_prepared(self.fn)
             compiling = group.compiling = Compiling(Pending(prepared.build), signature, evict)
             if prepared.cached is not None or self._waits(compiling):
                 compiling.job.run()

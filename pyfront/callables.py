@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -31,10 +32,19 @@ def binds_nothing(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return args, kwargs
 
 
+def uncompiled(fn: Any) -> Any:
+    """The plain function behind a `pyfront.compile`d one (inlined like it when called), else `fn`.
+
+    Without importing the compiler: there is no compiled function before pyfront.api is loaded,
+    and the gradient tape calls this on every call (a NumPy program that only uses
+    `pyfront.grad` never loads graph generation, IREE or the MLIR bindings).
+    """
+    api = sys.modules.get("pyfront.api")
+    return fn.fn if api is not None and isinstance(fn, api.CompiledFunction) else fn
+
+
 def resolve(target: Any, what: str = "pyfront.compile") -> tuple[types.FunctionType, Leading]:
     """The plain function behind `target` and how a call of `target` becomes a call of it."""
-    from pyfront.state import uncompiled
-
     target = uncompiled(target)
     if isinstance(target, types.FunctionType):
         return target, binds_nothing

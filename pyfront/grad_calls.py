@@ -48,6 +48,7 @@ import numpy as np
 
 from pyfront import semantics as S
 from pyfront.autodiff.ir_ad import backward
+from pyfront.callables import uncompiled
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.primitives import bind, get
 from pyfront.errors import Unsupported
@@ -77,10 +78,7 @@ class GradMixin:
             raise Unsupported("keyword arguments to a gradient function are not supported yet", node)
         for attr in ("fn", "argnums", "value_and_grad", "has_aux"):  # a GradFunction's attributes can be rebound
             self._guard(IdentityGuard("attr", gf, attr, getattr(gf, attr), self._site(node)))
-        fn = gf.fn
-        from pyfront.state import uncompiled
-
-        fn = uncompiled(fn)
+        fn = uncompiled(gf.fn)
         if not isinstance(fn, types.FunctionType):
             raise Unsupported(f"differentiating {fn!r}: only plain Python functions are compiled", node)
         argnums = (gf.argnums,) if isinstance(gf.argnums, int) else tuple(gf.argnums)

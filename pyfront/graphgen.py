@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pyfront import deep_ast, indexing, numpy_api, text
+from pyfront.callables import uncompiled
 from pyfront import semantics as S
 from pyfront.buffers import BufferMixin
 from pyfront.branches import BranchMixin, FunctionReturn, LoopBreak, LoopContinue, returns, without_continues
@@ -61,7 +62,7 @@ from pyfront.specialize import (
     is_constant,
     spec_of,
 )
-from pyfront.state import RuntimeState, StateMixin, uncompiled
+from pyfront.state import RuntimeState, StateMixin
 from pyfront.survey import SurveyMixin, blockers_of
 from pyfront.values import (BoundMethod, DictView, FloatOrFloat64, Iter, Known, LocalFunction, Obj, Seq, Tensor,
                             Text, Unavailable, float_or_float64)

@@ -31,6 +31,7 @@ from pyfront.dialects import core
 from pyfront.dialects.mlir import ir
 from pyfront.dialects.state_path import Path
 from pyfront.dialects.types import object_type, tensor_type
+from pyfront.callables import uncompiled
 from pyfront.errors import Unsupported
 from pyfront.layout import REASON as LAYOUT_REASON
 from pyfront.layout import c_ordered
@@ -474,10 +475,3 @@ def _storable(value: Any) -> bool:
     if isinstance(value, Seq):
         return value.source is not None or value.kind in (tuple, list, dict) and all(map(_storable, value.items))
     return isinstance(value, (Tensor, Obj, Text))
-
-
-def uncompiled(fn: Any) -> Any:
-    """The plain function behind a `pyfront.compile`d one (inlined like it when called)."""
-    from pyfront.api import CompiledFunction  # (a cycle at import time otherwise)
-
-    return fn.fn if isinstance(fn, CompiledFunction) else fn

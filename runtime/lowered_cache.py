@@ -72,11 +72,11 @@ def prepared(module: ir.Module, parts: tuple[str, ...], prepare: Callable[[], An
 
 def _key(module: ir.Module, parts: tuple[str, ...]) -> str:
     return disk_cache.make_key("pyfront-prepared", module.operation.get_asm(enable_debug_info=True),
-                               *parts, str(unroll_budget()), *_code_versions())
+                               *parts, str(unroll_budget()), *code_versions())
 
 
 @cache
-def _code_versions() -> tuple[str, ...]:
+def code_versions() -> tuple[str, ...]:
     """What, besides the module, decides what the passes make of it (see the module docstring)."""
     import pyfront
 

@@ -1,4 +1,4 @@
-"""When a function's first variant is prepared: Config.compile_after (pyfront/api.py, `_warming_up`).
+"""When a function's first variant is prepared: Config.compile_after (pyfront/hotness.py).
 
 Where no call waits for compiles (wait_for_compile="never", the default), a
 function's calls after profiling run in the interpreter until they have spent
@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 
 import pyfront
-from pyfront.api import PREPARATION_SECONDS_PER_EVENT, PREPARE_AT_ONCE_SECONDS, WARMING_UP
+from pyfront import hotness
+from pyfront.api import WARMING_UP
+from pyfront.hotness import PREPARATION_SECONDS_PER_EVENT, PREPARE_AT_ONCE_SECONDS
+from pyfront.profiler import Profile
 from tests.differential import assert_same
 
 pytestmark = pytest.mark.iree
@@ -140,3 +143,18 @@ def test_compile_after_is_auto_or_seconds(monkeypatch):
     monkeypatch.delenv("PYFRONT_COMPILE_AFTER")
     assert pyfront.Config().compile_after == "auto"
     assert "PYFRONT_COMPILE_AFTER" not in os.environ
+
+
+def test_a_function_prepared_by_an_earlier_process_is_prepared_at_once(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYFRONT_CACHE_DIR", str(tmp_path))
+    large, config = Profile(events=10_000), pyfront.Config(compile_after="auto")
+    assert hotness.threshold(many_calls, large, config) == 10_000 * PREPARATION_SECONDS_PER_EVENT
+    f = pyfront.compile(affine, profile_calls=1, wait_for_compile="never", compile_after=0)
+    f(X, W)
+    f(X, W)  # prepares: remembered in the disk cache, as the next process would find it
+    assert pyfront.wait(f, timeout=600)
+    assert hotness.threshold(affine, large, config) == 0.0
+    assert hotness.threshold(many_calls, large, config) > 0.0  # (another function)
+    assert hotness.threshold(affine, large, pyfront.Config(compile_after=2.5)) == 2.5
+    monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")
+    assert hotness.threshold(affine, large, config) > 0.0

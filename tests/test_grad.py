@@ -380,3 +380,17 @@ def test_has_aux_returns_aux_unchanged():
     check_fd(lambda w: loss(w, x)[0], w, g)
     with pytest.raises(TypeError, match="has_aux=True requires"):
         pyfront.grad(lambda w: np.sum(w), has_aux=True)(w)
+
+
+def test_the_tape_does_not_load_the_compiler():
+    """A NumPy program that only differentiates never imports graph generation or IREE's runtime layer
+    (the tape's first call took 0.25 s of such imports: bench/programs/model_gan.py in NumPy)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, pyfront\n"
+            "assert pyfront.grad(lambda w: (w * w).sum())(np.ones(3)).tolist() == [2.0, 2.0, 2.0]\n"
+            "print(sorted(m for m in ('pyfront.api', 'pyfront.state', 'pyfront.graphgen', "
+            "'pyfront.runtime.iree_backend') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.strip() == "[]"

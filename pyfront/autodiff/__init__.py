@@ -72,7 +72,7 @@ class GradFunction(CompileTimeConstant):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pyfront.autodiff.tape import differentiate
-        from pyfront.state import uncompiled
+        from pyfront.callables import uncompiled
 
         # A compiled fn is differentiated through its Python function (the tape traces that one).
         return differentiate(uncompiled(self.fn), args, kwargs, self.argnums, self.value_and_grad, self.has_aux)

@@ -1,0 +1,72 @@
+"""When a function is hot enough to prepare its first variant (Config.compile_after).
+
+Preparing a variant (graph generation and passes, on the caller's thread)
+costs 0.3-2.7 s for the model programs of bench/programs: more than a
+100-step loop of most of them takes in NumPy. Where no call waits for
+compiles, a function's calls after profiling therefore run in the interpreter
+until they have spent as long there as its preparation is expected to take:
+a loop too short to repay the preparation never pays it, and a longer one
+pays at most about twice what it would had it known its length (the
+ski-rental rule). Once one preparation started the function is hot, and its
+later variants are prepared when first needed (pyfront/api.py).
+
+The expectation is PREPARATION_SECONDS_PER_EVENT times the last profiled
+call's events (Profile.events: calls and returns of Python functions and of
+built-in functions and methods as `sys.setprofile` reports them, NumPy's
+ufuncs and operators not among them); measured 0.05-0.14 ms per event on
+bench/programs' model_* programs (2-core AMD EPYC). Two cases prepare at once:
+
+* an expectation under PREPARE_AT_ONCE_SECONDS (a small function: whatever
+  the loop, the preparation is within its noise), or unknown (profiled under
+  another profiler, which the event count must not displace);
+* a function prepared by an earlier process with this disk cache
+  (`note_prepared`): its modules are likely cached, and a warm process should
+  run compiled from the first call after profiling, as with compile_after=0.
+  The record is a hint: a stale one (the function's callees changed) costs
+  one preparation at the old time, never an answer.
+"""
+
+from __future__ import annotations
+
+import types
+
+from pyfront.config import Config
+from pyfront.profiler import Profile
+from pyfront.runtime import disk_cache
+
+PREPARATION_SECONDS_PER_EVENT = 1e-4
+PREPARE_AT_ONCE_SECONDS = 0.1
+
+
+def threshold(fn: types.FunctionType, profile: Profile, config: Config) -> float:
+    """Seconds `fn`'s calls after profiling spend in the interpreter before one prepares its first variant."""
+    if config.compile_after != "auto":
+        return config.compile_after
+    expected = profile.events * PREPARATION_SECONDS_PER_EVENT
+    if expected < PREPARE_AT_ONCE_SECONDS or _prepared_before(fn):
+        return 0.0
+    return expected
+
+
+def note_prepared(fn: types.FunctionType) -> None:
+    """Remember in the disk cache that `fn` was prepared (once per process and function)."""
+    cache, key = disk_cache.from_env(), _record_key(fn)
+    if cache is not None and key not in _noted:
+        _noted.add(key)
+        cache.put(key, b"prepared")
+
+
+_noted: set[str] = set()
+
+
+def _prepared_before(fn: types.FunctionType) -> bool:
+    cache = disk_cache.from_env()
+    return cache is not None and cache.get(_record_key(fn)) is not None
+
+
+def _record_key(fn: types.FunctionType) -> str:
+    from pyfront.runtime.lowered_cache import code_versions
+
+    code = fn.__code__
+    return disk_cache.make_key("pyfront-prepared-function", code.co_filename, code.co_qualname,
+                               str(code.co_firstlineno), code.co_code, *code_versions())
