@@ -635,6 +635,8 @@ class CompiledFunction:
                 blockers=list(r.blockers),
             )
             out.filename, out.source = _source_of(self.fn)
+            if self._interpreted_seconds is not None and self._hot_after is not None:
+                out.warming_up = (self._interpreted_seconds, self._hot_after)
             for key, group in self._groups.items():
                 if group.compiling is not None:
                     out.compiling.append(f"{_describe_key(key)} ({group.compiling.calls_meanwhile} calls ran "

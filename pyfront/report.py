@@ -148,6 +148,9 @@ class Report:
     # A function split around its collective statements (segments.py): (lines, that part's report or None)
     parts: list[tuple[str, Any]] = field(default_factory=list)
     compiling: list[str] = field(default_factory=list)  # keys whose variant compiles in the background
+    # (seconds its calls spent in the interpreter, seconds that make it hot) while it warms up
+    # (Config.compile_after, pyfront/hotness.py); None once hot, or before its threshold is known.
+    warming_up: tuple[float, float] | None = None
 
     def line_notes(self) -> dict[int, list[str]]:
         """Source line -> what happened there (interpreter reasons, guards and their failures)."""
@@ -249,6 +252,10 @@ class Report:
             lines.append(f"    {v.calls} calls; {origin} in {v.compile_seconds:.2f}s")
             lines.extend(f"    guard {g}" for g in v.guards)
         lines.extend(f"  compiling in the background: {k}" for k in self.compiling)
+        if self.warming_up is not None:
+            spent, hot_after = self.warming_up
+            lines.append(f"  warming up: its calls spent {spent:.3f} s in the interpreter; its first variant is "
+                         f"prepared at {hot_after:.3f} s (Config.compile_after)")
         if self.interpreter_reasons:
             lines.append("  ran in the interpreter because:")
             lines.extend(f"    {n}x {reason}" for reason, n in self.interpreter_reasons.most_common())

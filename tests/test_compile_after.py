@@ -59,6 +59,7 @@ def test_the_first_call_past_the_threshold_prepares_the_variant():
     assert_same(affine(X, W), f(X, W))
     report = pyfront.explain(f)
     assert report.interpreter_reasons[WARMING_UP] == 1 and report.compiled_calls == 1
+    assert report.warming_up is None and "warming up" not in str(report)
 
 
 def test_a_function_that_never_gets_hot_is_never_prepared(monkeypatch):
@@ -71,7 +72,8 @@ def test_a_function_that_never_gets_hot_is_never_prepared(monkeypatch):
     assert pyfront.wait(f, timeout=0)  # nothing pending
     report = pyfront.explain(f)
     assert (report.interpreter_reasons[WARMING_UP], report.compilations, report.compiling) == (4, 0, [])
-    assert "Config.compile_after" in str(report)
+    assert report.warming_up[0] > 0 and report.warming_up[1] == 1e9
+    assert "warming up: its calls spent" in str(report) and "prepared at 1000000000.000 s" in str(report)
 
 
 @pytest.mark.parametrize("options", [dict(wait_for_compile="always"), dict(wait_for_compile=3),
