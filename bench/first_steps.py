@@ -11,7 +11,7 @@ clock covers the loop, compiles included; not the library's start-up (each
 system first runs a trivial function, as bench/worker.py does).
 
 pyfront runs with its defaults (no call waits for IREE, and a function's
-first variant is prepared once its calls have spent about as long in the
+first variant is prepared once its calls have spent twice as long in the
 interpreter as preparing it is expected to take: `Config.compile_after`), with
 `compile_after=0` (prepared right after profiling, the default before it
 existed) and with `wait_for_compile="always"` (each compiling call waits). The

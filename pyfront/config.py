@@ -49,7 +49,7 @@ disk cache is loaded at once, whatever this says. Strict mode always waits.
 
 `compile_after` (only where no call waits: "never", not strict): a function's
 first variant is prepared once its calls after profiling have spent this many
-seconds in the interpreter; "auto": as long as the preparation is expected to
+seconds in the interpreter; "auto": twice as long as the preparation is expected to
 take, from the last profiled call's size (pyfront/hotness.py), at
 once below 0.1 s. 0: at once. Later variants of a hot function are prepared
 when first needed.

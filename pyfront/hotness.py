@@ -4,11 +4,16 @@ Preparing a variant (graph generation and passes, on the caller's thread)
 costs 0.3-2.7 s for the model programs of bench/programs: more than a
 100-step loop of most of them takes in NumPy. Where no call waits for
 compiles, a function's calls after profiling therefore run in the interpreter
-until they have spent as long there as its preparation is expected to take:
-a loop too short to repay the preparation never pays it, and a longer one
-pays at most about twice what it would had it known its length (the
-ski-rental rule). Once one preparation started the function is hot, and its
-later variants are prepared when first needed (pyfront/api.py).
+until they have spent HOT_AFTER_PREPARATIONS times its expected preparation
+there: a loop too short to repay the preparation never pays it, and a longer
+one pays a bounded multiple of what it would had it known its length (the
+ski-rental rule: rent until the rent paid equals the price). The price is
+more than the preparation: compiled calls only start once IREE's compile,
+which follows it in the background, is done (3-10x the preparation for those
+programs, on 2 cores), and the interpreter keeps running meanwhile; twice the
+preparation is a low estimate of it. Once one preparation started the
+function is hot, and its later variants are prepared when first needed
+(pyfront/api.py).
 
 The expectation is PREPARATION_SECONDS_PER_EVENT times the last profiled
 call's events (Profile.events: calls and returns of Python functions and of
@@ -36,6 +41,7 @@ from pyfront.runtime import disk_cache
 
 PREPARATION_SECONDS_PER_EVENT = 1e-4
 PREPARE_AT_ONCE_SECONDS = 0.1
+HOT_AFTER_PREPARATIONS = 2
 
 
 def threshold(fn: types.FunctionType, profile: Profile, config: Config) -> float:
@@ -45,7 +51,7 @@ def threshold(fn: types.FunctionType, profile: Profile, config: Config) -> float
     expected = profile.events * PREPARATION_SECONDS_PER_EVENT
     if expected < PREPARE_AT_ONCE_SECONDS or _prepared_before(fn):
         return 0.0
-    return expected
+    return HOT_AFTER_PREPARATIONS * expected
 
 
 def note_prepared(fn: types.FunctionType) -> None:

@@ -2,7 +2,7 @@
 
 Where no call waits for compiles (wait_for_compile="never", the default), a
 function's calls after profiling run in the interpreter until they have spent
-`compile_after` seconds there ("auto": as long as preparing its variant is
+`compile_after` seconds there ("auto": twice as long as preparing its variant is
 expected to take, from the profiled call's size); then one call prepares it.
 These tests use thresholds a call cannot fail to cross (1e-9 s) or cannot cross
 (1e9 s), so no outcome depends on the machine's speed.
@@ -150,7 +150,8 @@ def test_compile_after_is_auto_or_seconds(monkeypatch):
 def test_a_function_prepared_by_an_earlier_process_is_prepared_at_once(monkeypatch, tmp_path):
     monkeypatch.setenv("PYFRONT_CACHE_DIR", str(tmp_path))
     large, config = Profile(events=10_000), pyfront.Config(compile_after="auto")
-    assert hotness.threshold(many_calls, large, config) == 10_000 * PREPARATION_SECONDS_PER_EVENT
+    assert hotness.threshold(many_calls, large, config) == (
+        hotness.HOT_AFTER_PREPARATIONS * 10_000 * PREPARATION_SECONDS_PER_EVENT)
     f = pyfront.compile(affine, profile_calls=1, wait_for_compile="never", compile_after=0)
     f(X, W)
     f(X, W)  # prepares: remembered in the disk cache, as the next process would find it
