@@ -72,8 +72,8 @@ MAX_IDLE_GROUPS = 64
 MAX_STATE_MISS_SITES = 256
 MAX_BLOCKERS = 32  # distinct blockers a report keeps (compile attempts for new keys add theirs)
 COMPILING = "its variant is compiling in the background (Config.wait_for_compile)"
-WARMING_UP = ("not compiled yet: its calls have spent less time in the interpreter than preparing a variant "
-              "is expected to take (Config.compile_after)")
+WARMING_UP = ("not compiled yet: its calls have not yet run long enough in the interpreter to repay preparing "
+              "a variant (Config.compile_after)")
 
 
 @dataclasses.dataclass
