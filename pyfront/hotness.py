@@ -6,14 +6,15 @@ costs 0.3-2.7 s for the model programs of bench/programs: more than a
 compiles, a function's calls after profiling therefore run in the interpreter
 until they have spent HOT_AFTER_PREPARATIONS times its expected preparation
 there: a loop too short to repay the preparation never pays it, and a longer
-one pays a bounded multiple of what it would had it known its length (the
-ski-rental rule: rent until the rent paid equals the price). The price is
-more than the preparation: compiled calls only start once IREE's compile,
-which follows it in the background, is done (3-10x the preparation for those
-programs, on 2 cores), and the interpreter keeps running meanwhile; twice the
-preparation is a low estimate of it. Once one preparation started the
-function is hot, and its later variants are prepared when first needed
-(pyfront/api.py).
+one pays a bounded multiple of what it would had it known its length (rent or
+buy: with a compiled call costing a fraction r of an interpreted one, buying
+once the rent paid reaches preparation / (1 - r) costs at most 2 - r times
+the best choice in hindsight, whatever IREE's compile time after it; r is
+0.06-0.3 for those programs, so 1.1-1.4 preparations). The expectation is
+within a factor of about two (below), and one too low makes a short loop pay
+the whole preparation for nothing: the threshold takes twice it. Once one
+preparation started the function is hot, and its later variants are
+prepared when first needed (pyfront/api.py).
 
 The expectation is PREPARATION_SECONDS_PER_EVENT times the last profiled
 call's events (Profile.events: calls and returns of Python functions and of
