@@ -16,6 +16,12 @@ function makes, and inside the plain Python functions `f` calls, directly or
 recursively: the callee of every call passes through a hook that swaps such a
 function (or a GradFunction's `f`) for an instrumented copy recording into
 `profile.callees[its code object]`. Other callees are called unchanged.
+
+Size. Each profiled call also counts its `sys.setprofile` events
+(`Profile.events`, from which pyfront/hotness.py expects how long preparing a
+variant takes), unless a profiler is already installed: that one is never
+displaced. The one trace the count leaves: code that calls `sys.getprofile()`
+during a profiled call gets pyfront's counter instead of None.
 """
 
 from __future__ import annotations
