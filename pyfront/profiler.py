@@ -308,14 +308,16 @@ class Profiler:
             self.profile.args.setdefault(i, Observation()).add(a)
         copy = self._instrumented(self.fn, self.profile, self._grad_callee)
         if sys.getprofile() is not None:  # never displace the user's profiler
+            self.profile.events = 0
             return call_depth.call_user(copy, args, kwargs)
         events, counted = [0], {}  # id(a frame's globals) -> whether its events count
 
         def count(frame, event, arg) -> None:
             module = frame.f_globals
-            if counted.get(id(module)) is None:
-                counted[id(module)] = not str(module.get("__name__")).startswith(_NOT_COUNTED)
-            if counted[id(module)]:
+            counts = counted.get(id(module))
+            if counts is None:
+                counts = counted[id(module)] = not str(module.get("__name__")).startswith(_NOT_COUNTED)
+            if counts:
                 events[0] += 1
 
         sys.setprofile(count)
