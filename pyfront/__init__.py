@@ -52,5 +52,8 @@ def __getattr__(name: str):
     if name in _EXPORTS:
         import importlib
 
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        # Kept as a module attribute: later reads (a compiled step calling `pyfront.value_and_grad`
+        # each call, and the entry guard that checks it) are plain lookups, not this hook.
+        value = globals()[name] = getattr(importlib.import_module(_EXPORTS[name]), name)
+        return value
     raise AttributeError(f"module 'pyfront' has no attribute {name!r}")

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from pyfront import layout
-from pyfront.errors import Unsupported
+from pyfront.errors import Definition, Unsupported
 from pyfront.guards import MISSING
 from pyfront.runtime.aot import (
     FORMAT,
@@ -259,7 +259,7 @@ def _lower(fn, args: tuple, relaxed: dict, backend: str):
         raise ExportError(f"cannot export {fn.__qualname__} ({where}): it writes Python state ({paths})")
     with graph.context:
         try:
-            layout.check_results(graph.module, fn)
+            layout.check_results(graph.module, Definition.of(fn))
         except Unsupported as e:
             raise ExportError(f"cannot export {fn.__qualname__}: {e}") from None
         graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(backend)

@@ -337,7 +337,7 @@ class CompiledFunction:
         """A call of `key` while its variant compiles on the compile thread (lock held): wait for it
         if `Config.wait_for_compile` says so; once it is done, install it and dispatch again."""
         compiling = group.compiling
-        if not compiling.job.done.is_set() and self._waits(compiling):
+        if not compiling.job.done.is_set() and self._waits(compiling.calls_meanwhile):
             with logs.progress(f"{self.__qualname__} {_describe_key(key)} (compiling in the background)"):
                 compiling.job.wait()
         if not compiling.job.done.is_set():
@@ -346,10 +346,11 @@ class CompiledFunction:
         self._install(key, group)
         return self._variant_or_compile(key, args)
 
-    def _waits(self, compiling: Compiling) -> bool:
-        """Whether a call blocks on the pending compile rather than run in the interpreter."""
+    def _waits(self, calls_meanwhile: int) -> bool:
+        """Whether a call blocks on a pending compile (after `calls_meanwhile` calls ran in the interpreter
+        while it compiled) rather than run in the interpreter."""
         wait = self.config.wait_for_compile
-        return self.config.strict or wait == "always" or (type(wait) is int and compiling.calls_meanwhile >= wait)
+        return self.config.strict or wait == "always" or (type(wait) is int and calls_meanwhile >= wait)
 
     def _warming_up(self) -> bool:
         """Whether a call that needs a first variant stays in the interpreter, the function not being
@@ -398,23 +399,22 @@ class CompiledFunction:
         profile = self._profiler.profile if self._profiler else None
         signature = group.signature(args)
         with logs.progress(f"{self.__qualname__} {_describe_key(key)}"):  # on a terminal, past a second
+            waits = self._waits(0)
             try:
                 prepared = prepare_variant(self.fn, key, args, {}, self.config, profile, self._relaxed,
-                                           self._fp_checks_per_op)
+                                           self._fp_checks_per_op, background=not waits)
             except Exception as e:  # noqa: BLE001 - a compiler bug must not change the call's outcome
                 reraise_if_asynchronous(e)  # e.g. a watchdog's signal during graph generation
-                if isinstance(e, Unsupported) and e.whole_code is self.fn.__code__:
-                    self._never_compiles = str(e)  # not the key's fault: never try again for this code
                 return None, self._failed(key, group, signature, e)
             hotness.note_prepared(self.fn)
             compiling = group.compiling = Compiling(Pending(prepared.build), signature, evict)
-            if prepared.cached is not None or self._waits(compiling):
+            if prepared.cached is not None or waits:
                 compiling.job.run()
                 return self._install(key, group)
         prepared.in_background = True
         compile_thread.submit(compiling.job)
         if logs.compile_log.isEnabledFor(logs.INFO):
-            logs.compile_log.info("%s %s: compiling in the background (prepared in %.2fs)", self.__qualname__,
+            logs.compile_log.info("%s %s: compiling in the background (%.2fs on the calling thread)", self.__qualname__,
                                   _describe_key(key), prepared.seconds)
         return None, COMPILING
 
@@ -449,6 +449,8 @@ class CompiledFunction:
 
     def _failed(self, key: Any, group: VariantGroup, signature: tuple, error: Exception) -> str:
         """Remember why compiling `key` for the state of `signature` failed (lock held); the reason."""
+        if isinstance(error, Unsupported) and error.whole_code is self.fn.__code__:
+            self._never_compiles = str(error)  # not the key's fault: never try again for this code
         if not isinstance(error, Unsupported):
             reason = f"internal compiler error ({type(error).__name__}: {error}); please report it"
             group.fail(signature, reason)

@@ -6,12 +6,34 @@ from __future__ import annotations
 import ast
 import itertools
 import types
+from typing import NamedTuple
 
 
 # A function carrying this attribute (its value says why) is never compiled into a caller: the graph
 # generator leaves the call to the interpreter, with that reason in `explain` (pyfront.distributed's
 # collectives, which must talk to the other MPI ranks exactly once per call).
 INTERPRETED_ATTRIBUTE = "__pyfront_interpreted__"
+
+
+class Definition(NamedTuple):
+    """Where a function is defined: what an error found compiling it as a whole names.
+
+    A plain value (no code object), so that it travels to the preparation worker
+    (runtime/preparation_worker.py) and back."""
+
+    qualname: str
+    filename: str
+    lineno: int
+
+    @classmethod
+    def of(cls, fn: types.FunctionType) -> Definition:
+        return cls(fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno)
+
+    def unsupported(self, reason: str) -> Unsupported:
+        """Unsupported for `reason`, reported at the `def` line."""
+        error = Unsupported(reason, filename=self.filename)
+        error.lineno = self.lineno
+        return error
 
 
 class Unsupported(Exception):

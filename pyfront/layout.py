@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyfront.errors import Unsupported
+from pyfront.errors import Definition, Unsupported
 
 REASON = ("NumPy keeps an input's memory order in its results (x.T * 2.0 is F-contiguous); "
           "compiled results are C-contiguous")
@@ -290,9 +290,10 @@ def _while_flow(op) -> list:
 _CONTROL_FLOW = {"scf.if": _if_flow, "scf.for": _for_flow, "scf.while": _while_flow}
 
 
-def check_results(module, fn, copied: frozenset = frozenset(), relayout: bool = False) -> dict[int, tuple]:
-    """Raise Unsupported if the graph of `fn` (`module`) returns a value NumPy would not lay out in C
-    order, or with `relayout` one whose order is unknown; else {return position: axis permutation}
+def check_results(module, definition: Definition, copied: frozenset = frozenset(),
+                  relayout: bool = False) -> dict[int, tuple]:
+    """Raise Unsupported (at `definition`) if the graph `module` returns a value NumPy would not lay out
+    in C order, or with `relayout` one whose order is unknown; else {return position: axis permutation}
     for the results the host lays out as NumPy does (`laid_out`).
 
     `copied`: positions of returned values that are only copied into the caller's own
@@ -310,10 +311,8 @@ def check_results(module, fn, copied: frozenset = frozenset(), relayout: bool = 
                         continue
                     shape = _shape(v)
                     if not relayout or got is None or set(got) != set(_big(shape)):
-                        error = Unsupported(f"{fn.__qualname__} returns or stores an array that NumPy lays "
-                                            f"out in another memory order: {REASON}", filename=fn.__code__.co_filename)
-                        error.lineno = fn.__code__.co_firstlineno
-                        raise error
+                        raise definition.unsupported(f"{definition.qualname} returns or stores an array that "
+                                                     f"NumPy lays out in another memory order: {REASON}")
                     relayouts[i] = tuple(got) + tuple(a for a in range(len(shape)) if a not in got)
     return relayouts
 

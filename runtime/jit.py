@@ -30,84 +30,97 @@ from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives import approximate_dtype
 from pyfront.passes import JIT_PIPELINE, run_passes
 from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
-from pyfront.runtime.iree_backend import (BackendRestriction, CompileResult, CompileTimeout, InPlaceInputs,
-                                          LoadedModule, cached_vmfb, compile_vmfb, get_backend)
+from pyfront.runtime.iree_backend import (NOT_IN_PLACE, BackendRestriction, CompileResult, CompileTimeout,
+                                          InPlaceInputs, LoadedModule, cached_vmfb, compile_vmfb, get_backend)
 from pyfront.passes.bind_result_storage import STORAGE, STORES
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.opaque_constants import BACKEND
+from pyfront.passes.unroll import budget as unroll_budget
 from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
-from pyfront.runtime.lowered_cache import prepared
+from pyfront.runtime import lowered_cache, preparation_worker
 from pyfront.runtime.results import Output, leaves
 from pyfront.runtime.variant import GuardInfo, Variant
 
 from pyfront import layout, logs
 from pyfront.config import Config
-from pyfront.errors import Unsupported
+from pyfront.errors import Definition, Unsupported
 from pyfront.graphgen import generate
 from pyfront.guards import ShapeGuard
 from pyfront.specialize import describe_key
 
 
 def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, profile,
-                    relaxed: dict | None = None, fp_checks_per_op: bool = False) -> PreparedVariant:
-    """Everything of compiling `fn` for this call that reads the call: graph generation, the pass
-    pipeline, the disk-cache lookup; `build()` does the rest. Raises `Unsupported` if it cannot compile.
+                    relaxed: dict | None = None, fp_checks_per_op: bool = False,
+                    background: bool = False) -> PreparedVariant:
+    """Everything of compiling `fn` for this call that reads the call: graph generation, then the disk-cache
+    lookups; `build()` does the rest. Raises `Unsupported` if it cannot compile.
 
-    `relaxed` maps argument positions to their relaxation (specialize.spec_of);
-    `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
+    The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
+    on the compile thread), by `build()` in the preparation worker (runtime/preparation_worker.py),
+    unless the disk cache holds it lowered. `relaxed` maps argument positions to their relaxation
+    (specialize.spec_of); `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
     """
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     copied = _copied_outputs(graph)
     passes = [p for p in config.passes or JIT_PIPELINE if p != "bind-result-storage" or _reuses_storage(config)]
+    lowering = Lowering("", graph.func_name, Definition.of(fn), passes, sorted(copied), unroll_budget())
     with graph.context:
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(config.backend)
         dump = _dumper(fn, key)
-        record = prepared(graph.module, ("\0".join(passes), " ".join(map(str, sorted(copied)))),
-                          lambda: _prepared(graph, fn, passes, copied, dump), cached=dump is None)
+        if dump is not None:  # each pass's output: not from the cache
+            record = lower(graph.module, lowering, dump)
+        else:
+            lowering.module_text = graph.module.operation.get_asm(enable_debug_info=True)
+            lowering.cache_key, record = lowered_cache.lookup(lowering.module_text, lowering.parts)
+            if record is None and not background:
+                record = lowered_cache.store(lowering.cache_key, lower(graph.module, lowering))
     del graph.module
-    guards = [GuardInfo(*g) for g in record["guards"]]
-    # Guards hoisted to the host keep their place among the graph's guards
-    # (after the flagged ones), so explain and relaxation treat them alike.
-    hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
-                ShapeGuard(json.loads(expr), kind, site, reason))
-               for kind, site, reason, expr in record["hoisted"]]
-    guards += [info for info, _ in hoisted]
-    approximate = record["approximate_dtype"]
     fields = dict(
-        fn=fn, key=key, func_name=graph.func_name, input_paths=record["input_paths"],
-        output_paths=record["output_paths"], result_tree=graph.result, identity_guards=graph.identity_guards,
-        state_guards=graph.state_guards, graph_guards=guards, pyfront_ir=record["pyfront_ir"],
-        effects=graph.effects, commits=graph.commits, appends=graph.appends, mutations=graph.mutations,
-        hoisted_guards=hoisted, device_state=config.device_state, fp_checks_per_op=fp_checks_per_op,
-        storage=record["storage"], merged_stores=record["merged_stores"], draws=graph.draws,
-        draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
-        approximate_dtype=None if approximate is None else np.dtype(approximate),
-        relayouts=tuple((n, tuple(permutation)) for n, permutation in record["relayouts"]),
+        fn=fn, key=key, func_name=graph.func_name, result_tree=graph.result, identity_guards=graph.identity_guards,
+        state_guards=graph.state_guards, effects=graph.effects, commits=graph.commits, appends=graph.appends,
+        mutations=graph.mutations, device_state=config.device_state, fp_checks_per_op=fp_checks_per_op,
+        draws=graph.draws, draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
     )
-    in_place = InPlaceInputs(frozenset(record["written"]), tuple(map(tuple, record["returned"])))
-    lowered = record["lowered"]
-    try:
-        cached = cached_vmfb(lowered, config.backend)
-    except BackendRestriction as e:  # the reason is ours, not IREE's
-        raise _unsupported(fn, f"{fn.__qualname__}: {e}") from None
-    return PreparedVariant(fn, key, config, lowered, fields, in_place, cached, time.perf_counter() - start)
+    prepared = PreparedVariant(fn, key, config, fields, lowering if record is None else None,
+                               time.perf_counter() - start)
+    if record is not None:
+        prepared.take(record)
+    return prepared
 
 
-def _prepared(graph, fn, passes: list[str], copied: frozenset, dump) -> dict:
-    """What a variant takes from the module `graph` generated, as JSON values (runtime/lowered_cache.py):
-    the module verified, its results' layout checked, lowered by `passes` and printed for IREE."""
-    module = graph.module
+@dataclass
+class Lowering:
+    """What lowering a generated module reads (`lower`): plain values, sent to the preparation worker."""
+
+    module_text: str  # printed with its locations (they name the guard sites)
+    func_name: str
+    definition: Definition  # of the compiled function: where a layout error is reported
+    passes: list[str]
+    copied: list[int]  # results only copied into the caller's arrays
+    unroll_budget: int  # passes/unroll.py's setting in the caller's process
+    cache_key: str | None = None  # in lowered_cache, if the disk cache is on
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """What, besides the module, the record depends on (lowered_cache's key)."""
+        return "\0".join(self.passes), " ".join(map(str, self.copied))
+
+
+def lower(module: ir.Module, lowering: Lowering, dump=None) -> dict:
+    """What a variant takes from the module graph generation made, as JSON values (runtime/lowered_cache.py):
+    the module verified, its results' layout checked, lowered by the passes and printed for IREE.
+    Reads only `module` and `lowering` (the module is lowered in place)."""
     verify_module(module)
-    relayouts = layout.check_results(module, fn, copied, relayout=True)
+    relayouts = layout.check_results(module, lowering.definition, frozenset(lowering.copied), relayout=True)
     pyfront_ir = str(module)
-    approximate = approximate_dtype(module.operation)  # (the passes lower the module in place)
+    approximate = approximate_dtype(module.operation)
     if dump is not None:
         dump(-1, "pyfront", module)
-    run_passes(module, passes, dump)
-    (f,) = [f for f in functions(module.operation) if f.name.value == graph.func_name]
+    run_passes(module, lowering.passes, dump)
+    (f,) = [f for f in functions(module.operation) if f.name.value == lowering.func_name]
     in_place = in_place_inputs(f, len(input_paths(f)))
     return {
         "input_paths": input_paths(f), "output_paths": output_paths(f),
@@ -137,22 +150,52 @@ def iree_text(module: ir.Module) -> str:
 
 @dataclass
 class PreparedVariant:
-    """A variant whose module is lowered but not yet compiled by IREE (unless `cached`)."""
+    """A variant whose module is generated, and lowered unless `lowering` says what is left to lower;
+    not yet compiled by IREE (unless `cached`)."""
 
     fn: Any
     key: Any
     config: Config
-    lowered: str  # the module IREE compiles
-    fields: dict  # the Variant's fields that graph generation and the passes determined
-    in_place: InPlaceInputs  # what IREE writes into, for the module's function
-    cached: CompileResult | None  # the disk cache's module, if it held one
+    fields: dict  # the Variant's fields that graph generation (and `take`, lowering) determined
+    lowering: Lowering | None  # the module still to lower, in the preparation worker; None once lowered
     seconds: float  # spent preparing
+    lowered: str = ""  # the module IREE compiles
+    in_place: InPlaceInputs = NOT_IN_PLACE  # what IREE writes into, for the module's function
+    cached: CompileResult | None = None  # the disk cache's module, if it held one
     in_background: bool = False  # built on the compile thread: IREE's compiler yields the CPU to the caller
 
+    def take(self, record: dict) -> None:
+        """Take in the lowered module's record (`lower`), and look it up in the disk cache."""
+        # Guards hoisted to the host keep their place among the graph's guards
+        # (after the flagged ones), so explain and relaxation treat them alike.
+        guards = [GuardInfo(*g) for g in record["guards"]]
+        hoisted = [(GuardInfo(kind, site, reason, where="hoisted to the entry check"),
+                    ShapeGuard(json.loads(expr), kind, site, reason))
+                   for kind, site, reason, expr in record["hoisted"]]
+        guards += [info for info, _ in hoisted]
+        approximate = record["approximate_dtype"]
+        self.fields.update(
+            input_paths=record["input_paths"], output_paths=record["output_paths"], graph_guards=guards,
+            pyfront_ir=record["pyfront_ir"], hoisted_guards=hoisted, storage=record["storage"],
+            merged_stores=record["merged_stores"],
+            approximate_dtype=None if approximate is None else np.dtype(approximate),
+            relayouts=tuple((n, tuple(permutation)) for n, permutation in record["relayouts"]),
+        )
+        self.in_place = InPlaceInputs(frozenset(record["written"]), tuple(map(tuple, record["returned"])))
+        self.lowered = record["lowered"]
+        try:
+            self.cached = cached_vmfb(self.lowered, self.config.backend)
+        except BackendRestriction as e:  # the reason is ours, not IREE's
+            raise _unsupported(self.fn, f"{self.fn.__qualname__}: {e}") from None
+
     def build(self) -> Variant:
-        """Compile the module (unless cached) and load it: the runnable variant. Reads nothing of
-        the call or of Python state, so it may run on another thread (pyfront/compile_thread.py)."""
+        """Lower the module (if left to do), compile it (unless cached) and load it: the runnable variant.
+        Reads nothing of the call or of Python state, so it may run on another thread
+        (pyfront/compile_thread.py)."""
         fn, config, start = self.fn, self.config, time.perf_counter()
+        if self.lowering is not None:
+            lowering, self.lowering = self.lowering, None
+            self.take(lowered_cache.store(lowering.cache_key, preparation_worker.lower(lowering)))
         compiled = self.cached
         if compiled is None:
             try:
@@ -191,9 +234,7 @@ BACKGROUND_NICENESS = 5
 
 def _unsupported(fn, reason: str) -> Unsupported:
     """Unsupported for a reason found compiling `fn` as a whole (reported at its `def` line)."""
-    error = Unsupported(reason, filename=fn.__code__.co_filename)
-    error.lineno = fn.__code__.co_firstlineno
-    return error
+    return Definition.of(fn).unsupported(reason)
 
 
 def _copied_outputs(graph) -> frozenset:

@@ -1,9 +1,9 @@
-"""Preparing a module through the disk cache: a warm process skips verification, layout, passes.
+"""Lowered modules in the disk cache: a warm process skips verification, layout, passes.
 
 Preparing a variant is graph generation, then everything that reads only the
 module the graph generator made: verifying it, checking its results' memory
 layout, the JIT pass pipeline and reading off the lowered module what the
-variant needs (runtime/jit.py `_prepared`); then IREE. In a warm process,
+variant needs (runtime/jit.py `lower`); then IREE. In a warm process,
 whose IREE module comes from the disk cache, that middle part was most of a
 first call's work (model_lstm_lm: 0.39 of 1.0 s after graph generation:
 verification 0.13, layout 0.15, parsing the cached lowered module 0.09, and
@@ -20,13 +20,13 @@ function of:
   package, hashed once per process), the MLIR they link (iree-base-compiler's
   version) and NumPy, whose functions fold constants (passes/specialize.py);
 
-and the key covers exactly these. The entry is what the caller's `prepare`
-returned (a JSON value: the IREE input text, the guard lists, ...), so a hit
-parses no MLIR at all. An entry that does not decode is ignored and
-`prepare` runs. Nothing is cached when `prepare` raises (a module that fails
-verification or a layout check fails again, in every process). Off when the
-disk cache is off (PYFRONT_CACHE_DIR), and when the caller asks for each
-pass's output (PYFRONT_DUMP_DIR).
+and the key covers exactly these. The entry is the record `lower` returned
+(a JSON value: the IREE input text, the guard lists, ...), so a hit parses no
+MLIR at all. An entry that does not decode is ignored (`lookup` finds none).
+The caller stores a record (`store`) only when lowering succeeded (a module
+that fails verification or a layout check fails again, in every process), and
+does not use the cache when it asks for each pass's output (PYFRONT_DUMP_DIR).
+Off when the disk cache is off (PYFRONT_CACHE_DIR).
 """
 
 from __future__ import annotations
@@ -37,25 +37,22 @@ import json
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from pyfront import logs
-from pyfront.dialects.mlir import ir
 from pyfront.passes.unroll import budget as unroll_budget
 from pyfront.runtime import disk_cache
 
 
-def prepared(module: ir.Module, parts: tuple[str, ...], prepare: Callable[[], Any], cached: bool = True) -> Any:
-    """`prepare()` (which reads only `module` and `parts`), or what it returned for the same key before.
-
-    `cached=False`: always run it (and store nothing), e.g. while its passes dump their IR.
-    """
+def lookup(module_text: str, parts: tuple[str, ...]) -> tuple[str | None, Any]:
+    """(the key of the module (`module_text`: printed with its locations) and `parts`, or None when the
+    disk cache is off; the record stored for it, or None)."""
     cache_ = disk_cache.from_env()
-    if cache_ is None or not cached:
-        return prepare()
-    key = _key(module, parts)
+    if cache_ is None:
+        return None, None
+    key = _key(module_text, parts)
     entry = cache_.get(key)
     if entry is not None:
         try:
@@ -64,15 +61,22 @@ def prepared(module: ir.Module, parts: tuple[str, ...], prepare: Callable[[], An
             logs.cache_log.debug("prepared module in the disk cache does not decode: preparing it again")
         else:
             logs.cache_log.debug("prepared module read from the disk cache")
-            return record
-    payload = json.dumps(prepare())
+            return key, record
+    return key, None
+
+
+def store(key: str | None, record: Any) -> Any:
+    """Store `record` (a JSON value) under `key` (from `lookup`; None: the cache is off); returns it as a hit would."""
+    cache_ = disk_cache.from_env() if key is not None else None
+    if cache_ is None:
+        return record
+    payload = json.dumps(record)
     cache_.put(key, payload.encode("utf-8"))
     return json.loads(payload)  # (as a hit gives it: lists for tuples)
 
 
-def _key(module: ir.Module, parts: tuple[str, ...]) -> str:
-    return disk_cache.make_key("pyfront-prepared", module.operation.get_asm(enable_debug_info=True),
-                               *parts, str(unroll_budget()), *code_versions())
+def _key(module_text: str, parts: tuple[str, ...]) -> str:
+    return disk_cache.make_key("pyfront-prepared", module_text, *parts, str(unroll_budget()), *code_versions())
 
 
 @cache
