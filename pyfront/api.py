@@ -360,6 +360,10 @@ class CompiledFunction:
             return False
         if self._hot_after is None:
             self._hot_after = hotness.threshold(self.fn, self._profiler.profile, config)
+            if self._hot_after:  # a large function: the worker that will lower its module starts meanwhile
+                from pyfront.runtime import preparation_worker
+
+                preparation_worker.start()
         return spent < self._hot_after
 
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:

@@ -58,7 +58,7 @@ def _prctl():
 _PRCTL = _prctl()
 
 
-def child_setup(parent: int, niceness: int):
+def _child_setup(parent: int, niceness: int):
     """What the child does between fork and exec: lower its priority, die with its parent."""
     def setup() -> None:
         if niceness:
@@ -79,7 +79,7 @@ def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
         options = CompilerOptions(target_backends=target_backends, extra_args=flags)
         command = build_compile_command_line("-", tfs, options)
         child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, preexec_fn=child_setup(os.getpid(), niceness))
+                                 stderr=subprocess.PIPE, preexec_fn=_child_setup(os.getpid(), niceness))
         try:
             out, err = child.communicate(mlir, timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -56,8 +56,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     lookups; `build()` does the rest. Raises `Unsupported` if it cannot compile.
 
     The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
-    on the compile thread), by `build()` in the preparation worker (runtime/preparation_worker.py),
-    unless the disk cache holds it lowered. `relaxed` maps argument positions to their relaxation
+    on the compile thread) and a module of WORKER_MIN_LINES or more, by `build()` in the preparation
+    worker (runtime/preparation_worker.py), unless the disk cache holds it lowered. `relaxed` maps argument positions to their relaxation
     (specialize.spec_of); `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
     """
     start = time.perf_counter()
@@ -75,7 +75,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         else:
             lowering.module_text = graph.module.operation.get_asm(enable_debug_info=True)
             lowering.cache_key, record = lowered_cache.lookup(lowering.module_text, lowering.parts)
-            if record is None and not background:
+            if record is None and not (background and lowering.module_text.count("\n") >= WORKER_MIN_LINES):
                 record = lowered_cache.store(lowering.cache_key, lower(graph.module, lowering))
     del graph.module
     fields = dict(
@@ -89,6 +89,12 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     if record is not None:
         prepared.take(record)
     return prepared
+
+
+# The size of a generated module (lines of its text, about one op each) from which a variant built
+# in the background is lowered in the preparation worker: lowering takes ~1.7 ms per line (a 13-line
+# module 0.05 s, model_gan's 546 lines 0.9 s), and the worker's answer ~1.6 s after it starts.
+WORKER_MIN_LINES = 100
 
 
 @dataclass

@@ -17,10 +17,9 @@ runs the same `jit.lower` on it and sends back the record (the JSON value
 runtime/lowered_cache.py stores). Lowering is a deterministic function of what
 is sent, so the record is the one lowering in the caller's process gives.
 
-* One worker per process, started on first use by the thread that asks (the
-  compile thread, which lives as long as the process: the worker dies with it,
-  PR_SET_PDEATHSIG, as iree-compile does), at the compile's lower priority
-  (runtime/jit.py BACKGROUND_NICENESS), with the parent's `sys.path`.
+* One worker per process, started on first use or by `start()`, at the compile's
+  lower priority (runtime/jit.py BACKGROUND_NICENESS), with the parent's
+  `sys.path`; it exits when this process does (its stdin closes).
 * The worker must run the same code: it reports its `lowered_cache.code_versions()`
   when it starts, and one that differs (a different pyfront or IREE on the
   path) is not used. Without a usable worker (none can be started) the module
@@ -45,7 +44,6 @@ from dataclasses import asdict
 
 from pyfront import logs
 from pyfront.errors import Definition, Unsupported
-from pyfront.runtime.compiler_process import child_setup
 
 
 class LoweringFailed(RuntimeError):
@@ -89,39 +87,60 @@ def _lower_here(lowering) -> dict:
 
 _lock = threading.Lock()
 _process: subprocess.Popen | None = None
-_unusable = False  # a worker reported other code versions: this process lowers its modules itself
+_checked = False  # whether `_process` reported the code versions of this process
+_unusable = False  # no worker can start, or one ran other code: this process lowers its modules itself
+
+
+def start() -> None:
+    """Start the worker unless it runs (or none is usable), without waiting for it.
+
+    Starting it takes a second or two (Python and pyfront's imports): the compiled function
+    starts it once it knows a large module is coming (pyfront/api.py: a function that warms up)."""
+    with _lock:
+        _start()
+
+
+def _start() -> None:
+    global _process, _checked, _unusable
+    if _unusable or _process is not None and _process.poll() is None:
+        return
+    from pyfront.runtime.jit import BACKGROUND_NICENESS
+
+    try:
+        # It ends when its stdin closes (this process exited): no PR_SET_PDEATHSIG, which would
+        # tie it to the thread that happened to start it.
+        _process = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True,
+                                    preexec_fn=lambda: os.nice(BACKGROUND_NICENESS))
+    except OSError as e:
+        logs.compile_log.debug("no preparation worker (%s): lowering in this process", e)
+        _unusable = True
+    _checked = False
+
+
+def _command() -> list[str]:
+    """The worker's command line: this Python, this `sys.path`, `serve()`."""
+    return [sys.executable, "-c", "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+            "from pyfront.runtime.preparation_worker import serve; serve()", json.dumps(sys.path)]
 
 
 def _worker() -> subprocess.Popen | None:
     """The running worker (lock held), started if need be; None where none is usable."""
-    global _process, _unusable
-    if _process is not None and _process.poll() is None:
+    global _unusable, _checked
+    _start()
+    if _unusable or _checked:
         return _process
-    if _unusable:
-        return None
-    from pyfront.runtime.jit import BACKGROUND_NICENESS
     from pyfront.runtime.lowered_cache import code_versions
 
-    command = [sys.executable, "-c", "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-               "from pyfront.runtime.preparation_worker import serve; serve()", json.dumps(sys.path)]
-    try:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True,
-                                   preexec_fn=child_setup(os.getpid(), BACKGROUND_NICENESS))
-    except OSError as e:
-        logs.compile_log.debug("no preparation worker (%s): lowering in this process", e)
-        _unusable = True
-        return None
-    versions = process.stdout.readline()
+    versions = _process.stdout.readline()
     if not versions or json.loads(versions) != list(code_versions()):
-        process.kill()
-        process.communicate()
         logs.compile_log.debug("the preparation worker runs other code (%s): lowering in this process",
                                versions.strip() or "it exited")
+        _stop()
         _unusable = True
         return None
-    _process = process
-    return process
+    _checked = True
+    return _process
 
 
 def _stop() -> None:
@@ -135,8 +154,8 @@ def _stop() -> None:
 
 def _forget_after_fork() -> None:
     """A forked child's worker is its parent's: never used (its pipes are shared), never stopped there."""
-    global _process, _lock
-    _process, _lock = None, threading.Lock()
+    global _process, _checked, _lock
+    _process, _checked, _lock = None, False, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

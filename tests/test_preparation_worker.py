@@ -1,0 +1,144 @@
+"""The preparation worker (runtime/preparation_worker.py): a variant compiled in the background has its
+module lowered in a child process, with the record lowering here would give."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import pyfront
+from pyfront.config import Config
+from pyfront.errors import Unsupported
+from pyfront.runtime import jit, preparation_worker
+from pyfront.runtime.lowered_cache import code_versions
+from pyfront.runtime.preparation_worker import LoweringFailed
+from tests.differential import assert_same
+
+pytestmark = pytest.mark.iree
+
+
+@pytest.fixture(autouse=True)
+def every_module_to_the_worker(monkeypatch):
+    monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")
+    monkeypatch.setattr(jit, "WORKER_MIN_LINES", 0)
+
+
+class Cell:
+    def __init__(self):
+        self.w = np.linspace(-0.5, 0.5, 12).reshape(4, 3)
+        self.steps = 0
+
+
+def unrolled_step(cell, xs):
+    h = np.zeros(3)
+    for x in xs:
+        h = np.tanh(x @ cell.w + h)
+    cell.w -= 0.1 * np.outer(xs[0], h)
+    cell.steps += 1
+    return h.sum(), h
+
+
+def summed_transposed_cube(x):
+    return np.transpose(x, (2, 0, 1)).sum(axis=0)  # an order NumPy keeps but the compiler cannot know
+
+
+XS = np.linspace(-1, 1, 12).reshape(3, 4)
+
+
+def prepared(fn, args: tuple, background: bool) -> jit.PreparedVariant:
+    return jit.prepare_variant(fn, "key", args, {}, Config(), None, background=background)
+
+
+def lowered_facts(p: jit.PreparedVariant) -> str:
+    """What the record gave the variant, as comparable text."""
+    fields = {k: p.fields[k] for k in ("input_paths", "output_paths", "storage", "merged_stores", "pyfront_ir",
+                                       "relayouts", "approximate_dtype")}
+    guards = [(vars(info), repr(guard)) for info, guard in p.fields["hoisted_guards"]]
+    return repr((p.lowered, p.in_place, fields, [vars(g) for g in p.fields["graph_guards"]], guards))
+
+
+def test_the_worker_lowers_a_module_as_this_process_does():
+    here = prepared(unrolled_step, (Cell(), XS), background=False)
+    there = prepared(unrolled_step, (Cell(), XS), background=True)
+    assert here.lowering is None and there.lowering is not None and there.lowered == ""
+    there.take(preparation_worker.lower(there.lowering))
+    assert lowered_facts(there) == lowered_facts(here)
+
+
+def test_an_unsupported_module_raises_the_same_error_from_the_worker():
+    x = np.ones((2, 3, 4))
+    with pytest.raises(Unsupported) as here:
+        prepared(summed_transposed_cube, (x,), background=False)
+    there = prepared(summed_transposed_cube, (x,), background=True)
+    with pytest.raises(Unsupported) as raised:
+        preparation_worker.lower(there.lowering)
+    assert "another memory order" in str(raised.value)
+    assert (str(raised.value), raised.value.lineno) == (str(here.value), here.value.lineno)
+
+
+def test_a_module_the_worker_cannot_lower_is_an_internal_error():
+    lowering = copy.copy(prepared(unrolled_step, (Cell(), XS), background=True).lowering)
+    lowering.func_name = "no_such_function"
+    with pytest.raises(LoweringFailed, match="in the preparation worker"):
+        preparation_worker.lower(lowering)
+
+
+def _fake_worker(monkeypatch, script: str) -> None:
+    """Replace the worker by `script` (Python source), which reads nothing and answers as it says."""
+    with preparation_worker._lock:
+        preparation_worker._stop()
+    monkeypatch.setattr(preparation_worker, "_command", lambda: [sys.executable, "-c", script])
+
+
+def test_a_worker_that_dies_fails_the_compile_and_the_next_request_starts_another(monkeypatch):
+    lowering = prepared(unrolled_step, (Cell(), XS), background=True).lowering
+    real = preparation_worker._command
+    _fake_worker(monkeypatch, f"print({json.dumps(list(code_versions()))!r}, flush=True); import os; os._exit(3)")
+    with pytest.raises(LoweringFailed, match="died"):
+        preparation_worker.lower(lowering)
+    monkeypatch.setattr(preparation_worker, "_command", real)
+    assert preparation_worker.lower(lowering)["lowered"]
+
+
+def test_a_worker_running_other_code_is_not_used(monkeypatch):
+    lowering = prepared(unrolled_step, (Cell(), XS), background=True).lowering
+    _fake_worker(monkeypatch, "print('[\"other\"]', flush=True)")
+    monkeypatch.setattr(preparation_worker, "_unusable", False)  # (restored after the test)
+    record = preparation_worker.lower(lowering)  # lowered in this process instead
+    assert preparation_worker._unusable and preparation_worker._process is None
+    here = prepared(unrolled_step, (Cell(), XS), background=False)
+    there = prepared(unrolled_step, (Cell(), XS), background=True)
+    there.take(record)
+    assert lowered_facts(there) == lowered_facts(here)
+
+
+def test_a_function_compiled_in_the_background_runs_the_module_the_worker_lowered(monkeypatch):
+    requests = []
+    lower = preparation_worker.lower
+    monkeypatch.setattr(preparation_worker, "lower", lambda lowering: requests.append(lowering) or lower(lowering))
+    f = pyfront.compile(unrolled_step, profile_calls=1, wait_for_compile="never", compile_after=0)
+    plain, compiled = Cell(), Cell()
+    for _ in range(3):
+        assert_same(unrolled_step(plain, XS), f(compiled, XS))
+    assert pyfront.wait(f, timeout=600)
+    for _ in range(2):
+        assert_same(unrolled_step(plain, XS), f(compiled, XS))
+    assert_same(plain.w, compiled.w)
+    assert plain.steps == compiled.steps
+    assert len(requests) == 1 and pyfront.explain(f).compiled_calls == 2
+
+
+def test_a_forked_child_does_not_use_its_parents_worker():
+    preparation_worker.start()
+    assert preparation_worker._process is not None
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 iff it forgot the worker
+        os._exit(0 if preparation_worker._process is None else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert preparation_worker._process is not None and preparation_worker._process.poll() is None
