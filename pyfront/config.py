@@ -35,13 +35,14 @@ variant for good. "first": the first call of every new variant; N (an int):
 that and every Nth call of a variant; "off": none (for latency-critical code;
 the first compiled call then costs no interpreter run).
 
-`wait_for_compile`: a call that needs a new variant generates its graph and
-runs the passes (they read the call's arguments and state), then IREE compiles
-the module on a background thread (pyfront/compile_thread.py) while this and
-later calls of its key run in the interpreter; the variant switches in when
-ready. "never" (default): no call waits for IREE (the call that starts a compile
-still generates the graph and runs the passes on its own thread: 0.3-2.7 s for
-the model programs of bench/programs, which is why `compile_after` defers it);
+`wait_for_compile`: a call that needs a new variant generates its graph (it
+reads the call's arguments and state), then the module is lowered and IREE
+compiles it on a background thread (pyfront/compile_thread.py; a large module is
+lowered in a worker process: runtime/preparation_worker.py) while this and later
+calls of its key run in the interpreter; the variant switches in when ready.
+"never" (default): no call waits for IREE (the call that starts a compile still
+generates the graph on its own thread, and the lowering and the compile share the
+cores with the calls meanwhile, which is why `compile_after` defers it);
 "always": the call waits, as a compile on its own thread would (the answer does
 not depend on how fast the compile is: the tests use it); N (an int): calls run
 in the interpreter while N of them have, then the next one waits. A module in the

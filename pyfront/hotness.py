@@ -1,9 +1,12 @@
 """When a function is hot enough to prepare its first variant (Config.compile_after).
 
-Preparing a variant (graph generation and passes, on the caller's thread)
-costs 0.3-2.7 s for the model programs of bench/programs: more than a
-100-step loop of most of them takes in NumPy. Where no call waits for
-compiles, a function's calls after profiling therefore run in the interpreter
+Preparing a variant for IREE costs 0.3-2.7 s of CPU for the model programs
+of bench/programs: graph generation on the caller's thread (about a seventh),
+then lowering, in the preparation worker for modules of that size
+(runtime/preparation_worker.py). That is more than a 100-step loop of most
+of them takes in NumPy, and where no core is idle the worker's share comes
+out of the loop's time too: the expectation below is of both. Where no call
+waits for compiles, a function's calls after profiling therefore run in the interpreter
 until they have spent HOT_AFTER_PREPARATIONS times its expected preparation
 there: a loop too short to repay the preparation never pays it, and a longer
 one pays a bounded multiple of what it would had it known its length (rent or

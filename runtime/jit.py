@@ -1,10 +1,13 @@
 """From a call to a runnable variant: graph generation, the pass pipeline, IREE.
 
-In two steps: `prepare_variant` reads the call (graph generation, passes, the
-disk-cache lookups; a module lowered before comes from the disk cache:
-runtime/lowered_cache.py) on the caller's thread; `PreparedVariant.build` compiles with
-IREE and loads the module, on the caller's thread or on the compile thread
-(pyfront/compile_thread.py; `Config.wait_for_compile` chooses).
+In two steps: `prepare_variant`, on the caller's thread, reads the call (graph
+generation), looks the generated module up in the disk cache
+(runtime/lowered_cache.py) and otherwise lowers it (`lower`: verification, the
+layout check, the passes); `PreparedVariant.build` compiles it with IREE
+(unless cached) and loads it, on the caller's thread or on the compile thread
+(pyfront/compile_thread.py; `Config.wait_for_compile` chooses). A large module
+whose variant builds on the compile thread is lowered there instead, by
+`build`, in the preparation worker (runtime/preparation_worker.py).
 
 The pipeline is `config.passes` (checked by passes.pipeline.check_pipeline) or
 the default JIT_PIPELINE. With PYFRONT_DUMP_DIR set, the IR of every compiled
