@@ -418,8 +418,8 @@ class CompiledFunction:
         prepared.in_background = True
         compile_thread.submit(compiling.job)
         if logs.compile_log.isEnabledFor(logs.INFO):
-            logs.compile_log.info("%s %s: compiling in the background (%.2fs on the calling thread)", self.__qualname__,
-                                  _describe_key(key), prepared.seconds)
+            logs.compile_log.info("%s %s: compiling in the background (%.2fs on the calling thread)",
+                                  self.__qualname__, _describe_key(key), prepared.seconds)
         return None, COMPILING
 
     def _install(self, key: Any, group: VariantGroup) -> tuple[Any, str | None]:

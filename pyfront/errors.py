@@ -8,7 +8,6 @@ import itertools
 import types
 from typing import NamedTuple
 
-
 # A function carrying this attribute (its value says why) is never compiled into a caller: the graph
 # generator leaves the call to the interpreter, with that reason in `explain` (pyfront.distributed's
 # collectives, which must talk to the other MPI ranks exactly once per call).

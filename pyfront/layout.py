@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyfront.errors import Definition, Unsupported
+from pyfront.errors import Definition
 
 REASON = ("NumPy keeps an input's memory order in its results (x.T * 2.0 is F-contiguous); "
           "compiled results are C-contiguous")

@@ -60,8 +60,9 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 
     The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
     on the compile thread) and a module of WORKER_MIN_LINES or more, by `build()` in the preparation
-    worker (runtime/preparation_worker.py), unless the disk cache holds it lowered. `relaxed` maps argument positions to their relaxation
-    (specialize.spec_of); `fp_checks_per_op` selects guard-fp-events' exact per-op checks.
+    worker (runtime/preparation_worker.py), unless the disk cache holds it lowered. `relaxed` maps
+    argument positions to their relaxation (specialize.spec_of); `fp_checks_per_op` selects
+    guard-fp-events' exact per-op checks.
     """
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
@@ -125,7 +126,7 @@ def lower(module: ir.Module, lowering: Lowering, dump=None) -> dict:
     verify_module(module)
     relayouts = layout.check_results(module, lowering.definition, frozenset(lowering.copied), relayout=True)
     pyfront_ir = str(module)
-    approximate = approximate_dtype(module.operation)
+    approximate = approximate_dtype(module.operation)  # (the passes lower the module in place)
     if dump is not None:
         dump(-1, "pyfront", module)
     run_passes(module, lowering.passes, dump)

@@ -122,9 +122,9 @@ def _command() -> list[str]:
     on the caller's thread here) where it otherwise uses vfork (0.6 ms)."""
     from pyfront.runtime.jit import BACKGROUND_NICENESS
 
-    return [sys.executable, "-c", f"import os, sys, json; os.nice({BACKGROUND_NICENESS}); "
-            "sys.path[:] = json.loads(sys.argv[1]); from pyfront.runtime.preparation_worker import serve; serve()",
-            json.dumps(sys.path)]
+    program = (f"import os, sys, json; os.nice({BACKGROUND_NICENESS}); sys.path[:] = json.loads(sys.argv[1]); "
+               "from pyfront.runtime.preparation_worker import serve; serve()")
+    return [sys.executable, "-c", program, json.dumps(sys.path)]
 
 
 def _worker() -> subprocess.Popen | None:

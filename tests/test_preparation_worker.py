@@ -10,13 +10,13 @@ import sys
 
 import numpy as np
 import pytest
+from pyfront.runtime import jit, preparation_worker
+from pyfront.runtime.lowered_cache import code_versions
+from pyfront.runtime.preparation_worker import LoweringFailed
 
 import pyfront
 from pyfront.config import Config
 from pyfront.errors import Unsupported
-from pyfront.runtime import jit, preparation_worker
-from pyfront.runtime.lowered_cache import code_versions
-from pyfront.runtime.preparation_worker import LoweringFailed
 from tests.differential import assert_same
 
 pytestmark = pytest.mark.iree
