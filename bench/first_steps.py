@@ -12,9 +12,12 @@ system first runs a trivial function, as bench/worker.py does).
 
 pyfront runs with its defaults (no call waits for IREE, and a function's
 first variant is prepared once its calls have spent twice as long in the
-interpreter as preparing it is expected to take: `Config.compile_after`), with
-`compile_after=0` (prepared right after profiling, the default before it
-existed) and with `wait_for_compile="always"` (each compiling call waits). The
+interpreter as preparing it is expected to take: `Config.compile_after`; a
+large module is lowered in the preparation worker), with the defaults but
+`PYFRONT_PREPARATION_WORKER=0` (lowered on the calling thread, as before the
+worker existed), with `compile_after=0` (prepared right after profiling, the
+default before it existed) and with `wait_for_compile="always"` (each
+compiling call waits). The
 table gives the median seconds per loop over --repeats processes, each against
 NumPy's, and how many of pyfront's calls ran compiled. Writes bench/results/first_steps.md. Peers (jax.jit) run when installed.
 """
@@ -38,6 +41,9 @@ PROGRAMS = ["model_gan", "model_treenn", "model_reinforce", "model_cnn", "model_
 CONFIGURATIONS = [("NumPy", "numpy", {}),
                   ("pyfront (default)", "pyfront-cpu-sync",
                    {"PYFRONT_WAIT_FOR_COMPILE": "never", "PYFRONT_COMPILE_AFTER": "auto"}),
+                  ("pyfront (no worker)", "pyfront-cpu-sync",
+                   {"PYFRONT_WAIT_FOR_COMPILE": "never", "PYFRONT_COMPILE_AFTER": "auto",
+                    "PYFRONT_PREPARATION_WORKER": "0"}),
                   ("pyfront (compile_after=0)", "pyfront-cpu-sync",
                    {"PYFRONT_WAIT_FOR_COMPILE": "never", "PYFRONT_COMPILE_AFTER": "0"}),
                   ("pyfront (always wait)", "pyfront-cpu-sync", {"PYFRONT_WAIT_FOR_COMPILE": "always"}),
@@ -126,8 +132,12 @@ def main(argv: list[str] | None = None) -> None:
     for program in opts.programs.split(","):
         for steps in opts.steps:
             cells, numpy_s = [], None
-            for column, system, config in configurations:
-                runs = [fresh_process(system, config, program, steps) for _ in range(opts.repeats)]
+            # The columns' processes alternate, so that a noisy neighbour slows all of them alike.
+            runs_of = [[] for _ in configurations]
+            for _ in range(opts.repeats):
+                for runs, (_, system, config) in zip(runs_of, configurations):
+                    runs.append(fresh_process(system, config, program, steps))
+            for runs, (column, system, _) in zip(runs_of, configurations):
                 errors = [r["error"] for r in runs if "error" in r]
                 if errors:
                     cells.append(f"failed: {errors[0]}")

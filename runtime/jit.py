@@ -60,7 +60,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 
     The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
     on the compile thread) and a module of WORKER_MIN_LINES or more, by `build()` in the preparation
-    worker (runtime/preparation_worker.py), unless the disk cache holds it lowered. `relaxed` maps
+    worker (runtime/preparation_worker.py; unless it is turned off), unless the disk cache holds it
+    lowered. `relaxed` maps
     argument positions to their relaxation (specialize.spec_of); `fp_checks_per_op` selects
     guard-fp-events' exact per-op checks.
     """
@@ -79,7 +80,9 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         else:
             lowering.module_text = graph.module.operation.get_asm(enable_debug_info=True)
             lowering.cache_key, record = lowered_cache.lookup(lowering.module_text, lowering.parts)
-            if record is None and not (background and lowering.module_text.count("\n") >= WORKER_MIN_LINES):
+            in_worker = (background and lowering.module_text.count("\n") >= WORKER_MIN_LINES
+                         and preparation_worker.enabled())
+            if record is None and not in_worker:
                 record = lowered_cache.store(lowering.cache_key, lower(graph.module, lowering))
     del graph.module
     fields = dict(

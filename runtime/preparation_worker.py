@@ -29,6 +29,9 @@ is sent, so the record is the one lowering in the caller's process gives.
   the compiled function reports as an internal compiler error. A worker that
   died is started again on the next request.
 * A forked child does not use its parent's worker: it starts its own.
+* `PYFRONT_PREPARATION_WORKER=0` (or off, false, no) turns it off: modules are
+  lowered on the caller's thread, as before it existed (bench/first_steps.py's
+  ablation column).
 
 The requests and records are JSON lines on the worker's stdin and stdout.
 """
@@ -44,6 +47,11 @@ from dataclasses import asdict
 
 from pyfront import logs
 from pyfront.errors import Definition, Unsupported
+
+
+def enabled() -> bool:
+    """Whether modules compiled in the background may be lowered in the worker (PYFRONT_PREPARATION_WORKER)."""
+    return os.environ.get("PYFRONT_PREPARATION_WORKER", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 class LoweringFailed(RuntimeError):
@@ -96,8 +104,9 @@ def start() -> None:
 
     Starting it takes a second or two (Python and pyfront's imports): the compiled function
     starts it once it knows a large module is coming (pyfront/api.py: a function that warms up)."""
-    with _lock:
-        _start()
+    if enabled():
+        with _lock:
+            _start()
 
 
 def _start() -> None:

@@ -142,3 +142,10 @@ def test_a_forked_child_does_not_use_its_parents_worker():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert preparation_worker._process is not None and preparation_worker._process.poll() is None
+
+
+def test_turned_off_a_large_module_is_lowered_on_the_calling_thread(monkeypatch):
+    monkeypatch.setenv("PYFRONT_PREPARATION_WORKER", "off")
+    monkeypatch.setattr(preparation_worker, "lower", lambda lowering: pytest.fail("lowered in the worker"))
+    prepared_here = prepared(unrolled_step, (Cell(), XS), background=True)
+    assert prepared_here.lowering is None and prepared_here.lowered
