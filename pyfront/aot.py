@@ -220,7 +220,7 @@ def _lower(fn, args: tuple, relaxed: dict, backend: str):
     from pyfront.passes.pipeline import EXPORT_PIPELINE
     from pyfront.passes.funcs import functions, input_paths, output_paths
     from pyfront.passes.opaque_constants import BACKEND
-    from pyfront.runtime.jit import in_place_inputs
+    from pyfront.runtime.lowering import in_place_inputs
 
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
     try:

@@ -359,8 +359,9 @@ class CompiledFunction:
         if spent is None or config.wait_for_compile != "never" or config.strict:
             return False
         if self._hot_after is None:
-            self._hot_after = hotness.threshold(self.fn, self._profiler.profile, config)
-            if self._hot_after:  # a large function: the worker that will lower its module starts meanwhile
+            profile = self._profiler.profile
+            self._hot_after = hotness.threshold(self.fn, profile, config)
+            if hotness.large(profile):  # the worker that will lower its module starts meanwhile
                 from pyfront.runtime import preparation_worker
 
                 preparation_worker.start()

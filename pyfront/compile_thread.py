@@ -9,7 +9,7 @@ may meanwhile run the function in the interpreter and mutate anything.
 * One daemon thread for the whole process, started on first use, compiles one
   module at a time in submission order: `iree-compile` already uses every core,
   and two at once would only delay both. It runs below the caller's priority
-  (runtime/jit.py, BACKGROUND_NICENESS): where no core is idle, the calls that
+  (runtime/compiler_process.py, BACKGROUND_NICENESS): where no core is idle, the calls that
   run in the interpreter meanwhile come first.
 * A process that exits with a compile pending does not wait for it: the thread
   is a daemon, and its `iree-compile` child dies with the process

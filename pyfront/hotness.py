@@ -52,10 +52,18 @@ def threshold(fn: types.FunctionType, profile: Profile, config: Config) -> float
     """Seconds `fn`'s calls after profiling spend in the interpreter before one prepares its first variant."""
     if config.compile_after != "auto":
         return config.compile_after
-    expected = profile.events * PREPARATION_SECONDS_PER_EVENT
-    if expected < PREPARE_AT_ONCE_SECONDS or _prepared_before(fn):
+    if not large(profile) or _prepared_before(fn):
         return 0.0
-    return HOT_AFTER_PREPARATIONS * expected
+    return HOT_AFTER_PREPARATIONS * _expected(profile)
+
+
+def large(profile: Profile) -> bool:
+    """Whether preparing the profiled function is expected to take PREPARE_AT_ONCE_SECONDS or more."""
+    return _expected(profile) >= PREPARE_AT_ONCE_SECONDS
+
+
+def _expected(profile: Profile) -> float:
+    return profile.events * PREPARATION_SECONDS_PER_EVENT
 
 
 def note_prepared(fn: types.FunctionType) -> None:

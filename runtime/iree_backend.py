@@ -59,7 +59,7 @@ Contract:
   (storage arguments are not inputs, see below), so that a later call cannot
   change an array the caller holds; IREE 3.13 does write into an input that is
   the destination of an insert. The caller names those (`InPlaceInputs`, from
-  runtime/jit.py's in_place_inputs): they are always uploaded, never passed
+  runtime/lowering.py's in_place_inputs): they are always uploaded, never passed
   as a resident buffer, and a result that is such an input as it came in is
   made from the input on the host. A result is made resident only if its memory is its own: not
   zero-sized, and overlapping neither a resident input (IREE returns an input

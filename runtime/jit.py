@@ -28,23 +28,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyfront.dialects import verify_module
-from pyfront.dialects.mlir import ir, walk
-from pyfront.dialects.primitives import approximate_dtype
-from pyfront.passes import JIT_PIPELINE, run_passes
-from pyfront.passes.funcs import functions, input_paths, output_paths, return_op
-from pyfront.runtime.iree_backend import (NOT_IN_PLACE, BackendRestriction, CompileResult, CompileTimeout,
-                                          InPlaceInputs, LoadedModule, cached_vmfb, compile_vmfb, get_backend)
-from pyfront.passes.bind_result_storage import STORAGE, STORES
+from pyfront.dialects.mlir import ir
+from pyfront.passes import JIT_PIPELINE
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.unroll import budget as unroll_budget
-from pyfront.passes.hoist_entry_guards import ENTRY_GUARDS
 from pyfront.runtime import lowered_cache, preparation_worker
+from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
+from pyfront.runtime.iree_backend import (NOT_IN_PLACE, BackendRestriction, CompileResult, CompileTimeout,
+                                          InPlaceInputs, LoadedModule, cached_vmfb, compile_vmfb, get_backend)
+from pyfront.runtime.lowering import Lowering, lower
 from pyfront.runtime.results import Output, leaves
 from pyfront.runtime.variant import GuardInfo, Variant
 
-from pyfront import layout, logs
+from pyfront import logs
 from pyfront.config import Config
 from pyfront.errors import Definition, Unsupported
 from pyfront.graphgen import generate
@@ -60,8 +57,8 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 
     The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
     on the compile thread) and a module of WORKER_MIN_LINES or more, by `build()` in the preparation
-    worker (runtime/preparation_worker.py; unless it is turned off), unless the disk cache holds it
-    lowered. `relaxed` maps
+    worker if it is ready (runtime/preparation_worker.py), unless the disk cache holds it lowered.
+    `relaxed` maps
     argument positions to their relaxation (specialize.spec_of); `fp_checks_per_op` selects
     guard-fp-events' exact per-op checks.
     """
@@ -81,7 +78,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
             lowering.module_text = graph.module.operation.get_asm(enable_debug_info=True)
             lowering.cache_key, record = lowered_cache.lookup(lowering.module_text, lowering.parts)
             in_worker = (background and lowering.module_text.count("\n") >= WORKER_MIN_LINES
-                         and preparation_worker.enabled())
+                         and preparation_worker.ready())
             if record is None and not in_worker:
                 record = lowered_cache.store(lowering.cache_key, lower(graph.module, lowering))
     del graph.module
@@ -102,63 +99,6 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 # in the background is lowered in the preparation worker: lowering takes ~1.7 ms per line (a 13-line
 # module 0.05 s, model_gan's 546 lines 0.9 s), and the worker's answer ~1.6 s after it starts.
 WORKER_MIN_LINES = 100
-
-
-@dataclass
-class Lowering:
-    """What lowering a generated module reads (`lower`): plain values, sent to the preparation worker."""
-
-    module_text: str  # printed with its locations (they name the guard sites)
-    func_name: str
-    definition: Definition  # of the compiled function: where a layout error is reported
-    passes: list[str]
-    copied: list[int]  # results only copied into the caller's arrays
-    unroll_budget: int  # passes/unroll.py's setting in the caller's process
-    cache_key: str | None = None  # in lowered_cache, if the disk cache is on
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """What, besides the module, the record depends on (lowered_cache's key)."""
-        return "\0".join(self.passes), " ".join(map(str, self.copied))
-
-
-def lower(module: ir.Module, lowering: Lowering, dump=None) -> dict:
-    """What a variant takes from the module graph generation made, as JSON values (runtime/lowered_cache.py):
-    the module verified, its results' layout checked, lowered by the passes and printed for IREE.
-    Reads only `module` and `lowering` (the module is lowered in place)."""
-    verify_module(module)
-    relayouts = layout.check_results(module, lowering.definition, frozenset(lowering.copied), relayout=True)
-    pyfront_ir = str(module)
-    approximate = approximate_dtype(module.operation)  # (the passes lower the module in place)
-    if dump is not None:
-        dump(-1, "pyfront", module)
-    run_passes(module, lowering.passes, dump)
-    (f,) = [f for f in functions(module.operation) if f.name.value == lowering.func_name]
-    in_place = in_place_inputs(f, len(input_paths(f)))
-    return {
-        "input_paths": input_paths(f), "output_paths": output_paths(f),
-        "storage": [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(pair)] for pair in _attr_list(f, STORAGE)],
-        "merged_stores": {ir.StringAttr(p).value: ir.IntegerAttr(i).value
-                          for p, i in map(ir.ArrayAttr, _attr_list(f, STORES))},
-        "guards": _string_lists(f, "pyfront.guards"), "hoisted": _string_lists(f, ENTRY_GUARDS),
-        "written": sorted(in_place.written), "returned": in_place.returned,
-        "relayouts": sorted(relayouts.items()), "pyfront_ir": pyfront_ir,
-        "approximate_dtype": None if approximate is None else str(approximate),
-        "lowered": iree_text(module),
-    }
-
-
-def iree_text(module: ir.Module) -> str:
-    """`module` as IREE compiles it, without pyfront's own attributes (guard sites, state paths).
-
-    They are read before this (into the Variant) and IREE ignores them, but they name source
-    files and lines: without them the same code at another path or line (a notebook cell run
-    again, a test's temporary file) is the same module, one entry of IREE's disk cache.
-    """
-    for op in [module.operation, *functions(module.operation)]:
-        for name in [n for n in op.attributes if n.startswith("pyfront.")]:
-            del op.attributes[name]
-    return str(module)
 
 
 @dataclass
@@ -236,15 +176,6 @@ class PreparedVariant:
                        cache_hit=compiled.cache_hit, **self.fields)
 
 
-# On a machine without an idle core, a compile in the background and the calls that run in
-# the interpreter meanwhile compete: the calls come first, but the compile must still make
-# progress when the caller keeps every core busy (multi-threaded BLAS): at nice 5 it gets a
-# quarter of a contended core (nice 15 got 3%, and compiles starved under a busy test suite).
-# Measured (2 cores, a fresh 1,000-step loop of bench/programs/model_reinforce.py): 2.1 s at
-# equal priority, 1.9 s at nice 5, 1.76 s at nice 15 (NumPy alone: 0.87 s).
-BACKGROUND_NICENESS = 5
-
-
 def _unsupported(fn, reason: str) -> Unsupported:
     """Unsupported for a reason found compiling `fn` as a whole (reported at its `def` line)."""
     return Definition.of(fn).unsupported(reason)
@@ -268,49 +199,6 @@ def _reuses_storage(config: Config) -> bool:
     better than IREE's own, so the pass is left out of the pipeline.
     """
     return config.device_state and get_backend(config.backend).shares_host_memory
-
-
-# IREE 3.13 writes into a function argument's buffer in place where the argument is the
-# destination of an insert (`y = x.copy(); y[::2] = 1` is `tensor.insert_slice ... into %x`), even
-# when the argument is also returned or its buffer is the caller's own array (a device-resident
-# input): tests/iree_repro/returned_argument_updated.mlir. The callable IREE's runtime layer
-# makes uploads such inputs and makes such returned arguments from the inputs (InPlaceInputs).
-_DESTINATION_OPERANDS = {"tensor.insert_slice": 1, "tensor.insert": 1, "tensor.parallel_insert_slice": 1,
-                         "tensor.scatter": 1}
-
-
-def in_place_inputs(f, n_inputs: int) -> InPlaceInputs:
-    """The inputs of `f` (lowered for IREE) that are the destination of an op IREE may apply in
-    place: an insert's destination, a linalg (or IREE linalg_ext) op's `outs`; and the results
-    that are such an input returned as it came in."""
-    entry, written = f.body.blocks[0], set()
-
-    def argument(v) -> int | None:
-        return ir.BlockArgument(v).arg_number if isinstance(v.owner, ir.Block) and v.owner == entry else None
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        op = op.operation
-        if op.name in _DESTINATION_OPERANDS:
-            destinations = [op.operands[_DESTINATION_OPERANDS[op.name]]]
-        elif op.name.startswith(("linalg.", "iree_linalg_ext.")) and "operandSegmentSizes" in op.attributes:
-            n_in, n_out = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[:2]
-            destinations = list(op.operands)[n_in:n_in + n_out]
-        else:
-            destinations = []
-        written.update(k for k in map(argument, destinations) if k is not None and k < n_inputs)
-        return ir.WalkResult.ADVANCE  # (storage arguments, past the inputs, are written on purpose)
-
-    walk(f.operation, visit)
-    returned = tuple((i, k) for i, k in enumerate(map(argument, return_op(f).operands)) if k in written)
-    return InPlaceInputs(frozenset(written), returned)
-
-
-def _attr_list(f, name: str) -> list:
-    return list(ir.ArrayAttr(f.attributes[name])) if name in f.attributes else []
-
-
-def _string_lists(f, name: str) -> list[list[str]]:
-    return [[ir.StringAttr(s).value for s in ir.ArrayAttr(g)] for g in _attr_list(f, name)]
 
 
 _compilations = itertools.count()

@@ -3,7 +3,7 @@
 Preparing a variant is graph generation, then everything that reads only the
 module the graph generator made: verifying it, checking its results' memory
 layout, the JIT pass pipeline and reading off the lowered module what the
-variant needs (runtime/jit.py `lower`); then IREE. In a warm process,
+variant needs (runtime/lowering.py); then IREE. In a warm process,
 whose IREE module comes from the disk cache, that middle part was most of a
 first call's work (model_lstm_lm: 0.39 of 1.0 s after graph generation:
 verification 0.13, layout 0.15, parsing the cached lowered module 0.09, and

@@ -1,7 +1,7 @@
 """The preparation worker: a child process that lowers modules for the compile thread.
 
 Preparing a variant is graph generation, which reads the call and so runs on
-the caller's thread, then lowering (runtime/jit.py `lower`: verification, the
+the caller's thread, then lowering (runtime/lowering.py: verification, the
 layout check, the pass pipeline), which reads only the generated module. Most
 of preparing is lowering (model_gan: 0.90 of 1.10 s, model_lstm_lm: 1.75 of
 2.09 s; 2-core AMD EPYC), and it is Python and MLIR work that holds the GIL:
@@ -12,18 +12,23 @@ pays for graph generation only, and the lowering takes a core the caller does
 not use.
 
 `lower(lowering)` sends the module's text (with its locations, which name the
-guard sites) and the rest of the `jit.Lowering` to the worker, which parses it,
-runs the same `jit.lower` on it and sends back the record (the JSON value
+guard sites) and the rest of the `Lowering` to the worker, which parses it,
+runs the same `lower` on it and sends back the record (the JSON value
 runtime/lowered_cache.py stores). Lowering is a deterministic function of what
 is sent, so the record is the one lowering in the caller's process gives.
 
-* One worker per process, started on first use or by `start()`, at the compile's
-  lower priority (runtime/jit.py BACKGROUND_NICENESS), with the parent's
-  `sys.path`; it exits when this process does (its stdin closes).
+* One worker per process, started by `start()` (the compiled function starts it
+  once a large function has been profiled: pyfront/api.py) or `ready()`, at the
+  compile's lower priority (compiler_process.BACKGROUND_NICENESS), with the
+  parent's `sys.path`; it exits when this process does (its stdin closes). It
+  is ready after about 0.4 s of start-up (Python, MLIR and pyfront's passes:
+  runtime/lowering.py imports no more than lowering needs).
+* A module goes to the worker only if it is `ready()` when the variant is
+  prepared (runtime/jit.py); otherwise the calling thread lowers it, as it
+  would without a worker: a call never waits for the worker to start.
 * The worker must run the same code: it reports its `lowered_cache.code_versions()`
   when it starts, and one that differs (a different pyfront or IREE on the
-  path) is not used. Without a usable worker (none can be started) the module
-  is lowered in this process, on the asking thread: the same record, slower.
+  path) is never used: modules are lowered on the calling thread.
 * An `Unsupported` raised in the worker is raised here (its reason, file and
   line); any other error, or the worker's death, raises `LoweringFailed`, which
   the compiled function reports as an internal compiler error. A worker that
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -47,6 +53,7 @@ from dataclasses import asdict
 
 from pyfront import logs
 from pyfront.errors import Definition, Unsupported
+from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
 
 
 def enabled() -> bool:
@@ -58,12 +65,22 @@ class LoweringFailed(RuntimeError):
     """Lowering in the worker failed other than as `Unsupported` (the message says how)."""
 
 
-def lower(lowering) -> dict:
-    """The record of lowering `lowering`'s module (runtime/jit.py `Lowering`), lowered by the worker."""
+def ready(timeout: float = 0.0) -> bool:
+    """Whether the worker is ready for a request now (or within `timeout` seconds): started if it was
+    not (unless turned off), its code versions reported and equal to this process's."""
+    if not enabled():
+        return False
     with _lock:
-        worker = _worker()
+        return _ready(timeout) is not None
+
+
+def lower(lowering) -> dict:
+    """The record of lowering `lowering`'s module (runtime/lowering.py), lowered by the worker
+    (waiting for it to be ready if need be)."""
+    with _lock:
+        worker = _ready(None)
         if worker is None:
-            return _lower_here(lowering)
+            raise LoweringFailed("no preparation worker could start")
         try:
             worker.stdin.write(json.dumps(asdict(lowering)) + "\n")
             worker.stdin.flush()
@@ -84,19 +101,10 @@ def lower(lowering) -> dict:
     raise LoweringFailed(f"{reply['error']} (in the preparation worker)")
 
 
-def _lower_here(lowering) -> dict:
-    from pyfront.dialects.mlir import ir, new_context
-    from pyfront.runtime.jit import lower as lower_module
-
-    with new_context():
-        module = ir.Module.parse(lowering.module_text)
-        return lower_module(module, lowering)
-
-
 _lock = threading.Lock()
 _process: subprocess.Popen | None = None
 _checked = False  # whether `_process` reported the code versions of this process
-_unusable = False  # no worker can start, or one ran other code: this process lowers its modules itself
+_unusable = False  # no worker can start, or one ran other code: modules are lowered on the calling thread
 
 
 def start() -> None:
@@ -119,7 +127,7 @@ def _start() -> None:
         _process = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True)
     except OSError as e:
-        logs.compile_log.debug("no preparation worker (%s): lowering in this process", e)
+        logs.compile_log.debug("no preparation worker (%s): lowering on the calling thread", e)
         _unusable = True
     _checked = False
 
@@ -129,24 +137,29 @@ def _command() -> list[str]:
 
     It lowers its own priority: a `preexec_fn` would make Popen fork this whole process (7 ms
     on the caller's thread here) where it otherwise uses vfork (0.6 ms)."""
-    from pyfront.runtime.jit import BACKGROUND_NICENESS
-
     program = (f"import os, sys, json; os.nice({BACKGROUND_NICENESS}); sys.path[:] = json.loads(sys.argv[1]); "
                "from pyfront.runtime.preparation_worker import serve; serve()")
     return [sys.executable, "-c", program, json.dumps(sys.path)]
 
 
-def _worker() -> subprocess.Popen | None:
-    """The running worker (lock held), started if need be; None where none is usable."""
+def _ready(timeout: float | None) -> subprocess.Popen | None:
+    """The worker if it is ready within `timeout` seconds (None: however long it takes), started if
+    need be (lock held); None if it is not, or none is usable."""
     global _unusable, _checked
     _start()
     if _unusable or _checked:
-        return _process
+        return None if _unusable else _process
+    if timeout is not None and not select.select([_process.stdout], [], [], timeout)[0]:
+        return None  # still starting
     from pyfront.runtime.lowered_cache import code_versions
 
     versions = _process.stdout.readline()
-    if not versions or json.loads(versions) != list(code_versions()):
-        logs.compile_log.debug("the preparation worker runs other code (%s): lowering in this process",
+    try:
+        same = json.loads(versions) == list(code_versions())
+    except ValueError:
+        same = False
+    if not same:
+        logs.compile_log.debug("the preparation worker runs other code (%s): lowering on the calling thread",
                                versions.strip() or "it exited")
         _stop()
         _unusable = True
@@ -175,8 +188,10 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def serve() -> None:
     """The worker's loop: a JSON `Lowering` per line of stdin, a JSON reply per line of stdout."""
-    from pyfront.runtime.jit import Lowering
+    from pyfront.dialects.mlir import ir, new_context
     from pyfront.runtime.lowered_cache import code_versions
+    from pyfront.runtime.lowering import Lowering
+    from pyfront.runtime.lowering import lower as lower_module
 
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # nothing the passes or MLIR print may reach the replies
@@ -188,7 +203,8 @@ def serve() -> None:
         os.environ["PYFRONT_UNROLL_BUDGET"] = str(request["unroll_budget"])  # as the caller's (passes/unroll.py)
         lowering = Lowering(**{**request, "definition": Definition(*request["definition"])})
         try:
-            reply = {"record": _lower_here(lowering)}
+            with new_context():
+                reply = {"record": lower_module(ir.Module.parse(lowering.module_text), lowering)}
         except Unsupported as e:
             reply = {"unsupported": [e.reason, e.filename, e.lineno]}
         except Exception as e:  # noqa: BLE001 - reported to the caller, which reports it

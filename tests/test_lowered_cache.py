@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pyfront
-from pyfront.runtime import disk_cache, jit, lowered_cache
+from pyfront.runtime import disk_cache, lowered_cache, lowering
 from tests.differential import assert_same
 
 pytestmark = pytest.mark.iree
@@ -28,8 +28,8 @@ def fresh_cache(tmp_path, monkeypatch):
 def pass_runs(monkeypatch):
     """How many times the JIT ran the pass pipeline."""
     runs = []
-    real = jit.run_passes
-    monkeypatch.setattr(jit, "run_passes", lambda *a, **k: (runs.append(a[1]), real(*a, **k)))
+    real = lowering.run_passes
+    monkeypatch.setattr(lowering, "run_passes", lambda *a, **k: (runs.append(a[1]), real(*a, **k)))
     return runs
 
 
@@ -54,8 +54,8 @@ def test_a_function_lowered_before_skips_the_passes_and_gets_the_same_module(pas
     _, first = compiled(scaled_tanh, X, W)
     assert len(pass_runs) == 1
     checked = []
-    monkeypatch.setattr(jit, "verify_module", checked.append)
-    monkeypatch.setattr(jit.layout, "check_results", lambda *a, **k: checked.append(a))
+    monkeypatch.setattr(lowering, "verify_module", checked.append)
+    monkeypatch.setattr(lowering.layout, "check_results", lambda *a, **k: checked.append(a))
     _, second = compiled(scaled_tanh, X, W)  # a new CompiledFunction: prepared again
     assert len(pass_runs) == 1 and not checked  # nor verified, nor its layout checked
     for field in ("pyfront_ir", "graph_guards", "hoisted_guards", "input_paths", "output_paths", "storage",
@@ -79,7 +79,7 @@ def test_the_same_code_at_another_line_is_lowered_for_its_own_sites(pass_runs):
 
 def test_the_same_function_in_another_file_shares_the_iree_module(tmp_path, pass_runs):
     """A notebook cell run again, a test's temporary file: other sites, so the passes run again,
-    but IREE's input names no site (jit.iree_text) and its disk-cache entry is shared."""
+    but IREE's input names no site (lowering.iree_text) and its disk-cache entry is shared."""
     variants = []
     for folder in ("one", "two"):
         (tmp_path / folder).mkdir()

@@ -26,6 +26,21 @@ pytestmark = pytest.mark.iree
 def every_module_to_the_worker(monkeypatch):
     monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")
     monkeypatch.setattr(jit, "WORKER_MIN_LINES", 0)
+    assert preparation_worker.ready(timeout=120)
+
+
+@pytest.fixture
+def fake_worker(monkeypatch):
+    """Replaces the worker by a Python program (source) that reads nothing and answers as it says."""
+    def replace(program: str) -> None:
+        with preparation_worker._lock:
+            preparation_worker._stop()
+        monkeypatch.setattr(preparation_worker, "_command", lambda: [sys.executable, "-c", program])
+
+    yield replace
+    with preparation_worker._lock:
+        preparation_worker._stop()
+    preparation_worker._unusable = False
 
 
 class Cell:
@@ -88,33 +103,30 @@ def test_a_module_the_worker_cannot_lower_is_an_internal_error():
         preparation_worker.lower(lowering)
 
 
-def _fake_worker(monkeypatch, script: str) -> None:
-    """Replace the worker by `script` (Python source), which reads nothing and answers as it says."""
-    with preparation_worker._lock:
-        preparation_worker._stop()
-    monkeypatch.setattr(preparation_worker, "_command", lambda: [sys.executable, "-c", script])
-
-
-def test_a_worker_that_dies_fails_the_compile_and_the_next_request_starts_another(monkeypatch):
+def test_a_worker_that_dies_fails_the_compile_and_the_next_request_starts_another(fake_worker, monkeypatch):
     lowering = prepared(unrolled_step, (Cell(), XS), background=True).lowering
     real = preparation_worker._command
-    _fake_worker(monkeypatch, f"print({json.dumps(list(code_versions()))!r}, flush=True); import os; os._exit(3)")
+    fake_worker(f"print({json.dumps(list(code_versions()))!r}, flush=True); import os; os._exit(3)")
     with pytest.raises(LoweringFailed, match="died"):
         preparation_worker.lower(lowering)
     monkeypatch.setattr(preparation_worker, "_command", real)
     assert preparation_worker.lower(lowering)["lowered"]
 
 
-def test_a_worker_running_other_code_is_not_used(monkeypatch):
-    lowering = prepared(unrolled_step, (Cell(), XS), background=True).lowering
-    _fake_worker(monkeypatch, "print('[\"other\"]', flush=True)")
-    monkeypatch.setattr(preparation_worker, "_unusable", False)  # (restored after the test)
-    record = preparation_worker.lower(lowering)  # lowered in this process instead
+def test_a_module_is_lowered_on_the_calling_thread_while_the_worker_starts(fake_worker):
+    fake_worker("import time; time.sleep(600)")  # never ready
+    assert not preparation_worker.ready()
+    here = prepared(unrolled_step, (Cell(), XS), background=True)
+    assert here.lowering is None and here.lowered
+
+
+def test_a_worker_running_other_code_is_never_used(fake_worker):
+    fake_worker("print('[\"other\"]', flush=True); import time; time.sleep(600)")
+    assert not preparation_worker.ready(timeout=120)
     assert preparation_worker._unusable and preparation_worker._process is None
-    here = prepared(unrolled_step, (Cell(), XS), background=False)
-    there = prepared(unrolled_step, (Cell(), XS), background=True)
-    there.take(record)
-    assert lowered_facts(there) == lowered_facts(here)
+    here = prepared(unrolled_step, (Cell(), XS), background=True)
+    assert here.lowering is None
+    assert lowered_facts(here) == lowered_facts(prepared(unrolled_step, (Cell(), XS), background=False))
 
 
 def test_a_function_compiled_in_the_background_runs_the_module_the_worker_lowered(monkeypatch):
