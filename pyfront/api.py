@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import sys
 import threading
 import time
@@ -115,6 +116,7 @@ class CompiledFunction:
         # that make it hot (pyfront/hotness.py), once known.
         self._interpreted_seconds: float | None = 0.0
         self._hot_after: float | None = None
+        self._worker_after = math.inf  # the seconds after which the preparation worker starts
         self._report = Report(self.__qualname__)
         self._code = fn.__code__  # the code object the variants and the profile are of
         self._profiled_before_code = 0  # profiled calls made for earlier code objects
@@ -361,10 +363,14 @@ class CompiledFunction:
         if self._hot_after is None:
             profile = self._profiler.profile
             self._hot_after = hotness.threshold(self.fn, profile, config)
-            if hotness.large(profile):  # the worker that will lower its module starts meanwhile
-                from pyfront.runtime import preparation_worker
+            # The worker that will lower a large function's module starts halfway to the threshold:
+            # ready by then (it takes ~0.5 s), and a loop too short to get there never pays for it.
+            self._worker_after = self._hot_after / 2 if hotness.large(profile) else math.inf
+        if spent >= self._worker_after:
+            from pyfront.runtime import preparation_worker
 
-                preparation_worker.start()
+            self._worker_after = math.inf
+            preparation_worker.start()
         return spent < self._hot_after
 
     def _give_up_relaxations(self, key: Any, args: tuple, reason: str) -> bool:

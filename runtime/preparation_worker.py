@@ -17,8 +17,8 @@ runs the same `lower` on it and sends back the record (the JSON value
 runtime/lowered_cache.py stores). Lowering is a deterministic function of what
 is sent, so the record is the one lowering in the caller's process gives.
 
-* One worker per process, started by `start()` (the compiled function starts it
-  once a large function has been profiled: pyfront/api.py) or `ready()`, at the
+* One worker per process, started by `start()` (a large function's calls start
+  it halfway to Config.compile_after's threshold: pyfront/api.py) or `ready()`, at the
   compile's lower priority (compiler_process.BACKGROUND_NICENESS), with the
   parent's `sys.path`; it exits when this process does (its stdin closes). It
   is ready after about 0.4 s of start-up (Python, MLIR and pyfront's passes:

@@ -161,3 +161,27 @@ def test_a_function_prepared_by_an_earlier_process_is_prepared_at_once(monkeypat
     assert hotness.threshold(affine, large, pyfront.Config(compile_after=2.5)) == 2.5
     monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")
     assert hotness.threshold(affine, large, config) > 0.0
+
+
+@pytest.mark.parametrize("fn, compile_after, starts", [(many_calls, 1e-9, 1), (many_calls, 1e9, 0), (layer, 1e-9, 0)])
+def test_a_large_function_starts_the_preparation_worker_halfway_to_its_threshold(monkeypatch, fn, compile_after,
+                                                                               starts):
+    from pyfront.runtime import jit, preparation_worker
+
+    started = []
+    monkeypatch.setattr(preparation_worker, "start", lambda: started.append(1))
+    monkeypatch.setattr(jit, "prepare_variant", lambda *a, **k: pytest.fail("no compile needed here"))
+    f = pyfront.compile(fn, profile_calls=1, wait_for_compile="never", compile_after=compile_after)
+    x = np.linspace(-1, 1, 8)
+    for _ in range(2):  # profiled, then warming up: 0 s spent so far
+        assert_same(fn(x), f(x))
+    assert started == []
+    if compile_after == 1e-9:  # the next call is past both halfway and the threshold: it prepares
+        monkeypatch.setattr(jit, "prepare_variant", _refused)
+    for _ in range(3):
+        assert_same(fn(x), f(x))
+    assert len(started) == starts
+
+
+def _refused(*args, **kwargs):
+    raise RuntimeError("not compiled in this test")
