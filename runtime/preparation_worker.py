@@ -51,9 +51,10 @@ import sys
 import threading
 from dataclasses import asdict
 
+from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
+
 from pyfront import logs
 from pyfront.errors import Definition, Unsupported
-from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
 
 
 def enabled() -> bool:
