@@ -77,9 +77,24 @@ def lowered_facts(p: jit.PreparedVariant) -> str:
     return repr((p.lowered, p.in_place, fields, [vars(g) for g in p.fields["graph_guards"]], guards))
 
 
-def test_the_worker_lowers_a_module_as_this_process_does():
-    here = prepared(unrolled_step, (Cell(), XS), background=False)
-    there = prepared(unrolled_step, (Cell(), XS), background=True)
+TABLE = np.array([[1.5, -np.inf], [np.nan, 2.0 ** -1074]])  # a constant with every kind of float
+
+
+def constants_and_masks(x, i):
+    y = np.where(x > 0, x, TABLE[0, 1]) + TABLE
+    y[i] = 2**40 + 0.5
+    if (x > 1).any():
+        y = y * 2.0
+    print("largest", y.max())
+    return y.sum(axis=0), (y < 0).astype(np.int64)
+
+
+@pytest.mark.parametrize("fn, args", [(unrolled_step, (Cell(), XS)),
+                                      (constants_and_masks, (np.ones((2, 2)) * 3, 1))],
+                         ids=["state and a loop", "constants, a branch and a print"])
+def test_the_worker_lowers_a_module_as_this_process_does(fn, args):
+    here = prepared(fn, copy.deepcopy(args), background=False)
+    there = prepared(fn, copy.deepcopy(args), background=True)
     assert here.lowering is None and there.lowering is not None and there.lowered == ""
     there.take(preparation_worker.lower(there.lowering))
     assert lowered_facts(there) == lowered_facts(here)
