@@ -47,7 +47,8 @@ class Lowering:
 def lower(module: ir.Module, lowering: Lowering, dump=None) -> dict:
     """What a variant takes from the module graph generation made, as JSON values (runtime/lowered_cache.py):
     the module verified, its results' layout checked, lowered by the passes and printed for IREE.
-    Reads only `module` and `lowering` (the module is lowered in place)."""
+    Reads only `module` and `lowering` (the module is lowered in place); `dump(i, pass_name, module)`,
+    if given, sees the generated module (i = -1) and the module after each pass (PYFRONT_DUMP_DIR)."""
     verify_module(module)
     relayouts = layout.check_results(module, lowering.definition, frozenset(lowering.copied), relayout=True)
     pyfront_ir = str(module)

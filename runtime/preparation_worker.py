@@ -109,10 +109,10 @@ _unusable = False  # no worker can start, or one ran other code: modules are low
 
 
 def start() -> None:
-    """Start the worker unless it runs (or none is usable), without waiting for it.
+    """Start the worker unless it runs (or none is usable, or it is turned off), without waiting for it.
 
-    Starting it takes a second or two (Python and pyfront's imports): the compiled function
-    starts it once it knows a large module is coming (pyfront/api.py: a function that warms up)."""
+    It is ready ~0.4-0.9 s later (Python, MLIR and the passes' imports): the compiled function
+    starts it ahead of a large function's first preparation (pyfront/api.py `_warming_up`)."""
     if enabled():
         with _lock:
             _start()
@@ -122,6 +122,7 @@ def _start() -> None:
     global _process, _checked, _unusable
     if _unusable or _process is not None and _process.poll() is None:
         return
+    _stop()  # (a worker that died: its pipes are closed)
     try:
         # It ends when its stdin closes (this process exited): no PR_SET_PDEATHSIG, which would
         # tie it to the thread that happened to start it.

@@ -18,6 +18,7 @@ import pytest
 
 import pyfront
 import pyfront.runtime.jit as jit
+import pyfront.runtime.lowering as lowering
 from pyfront import interrupts
 from pyfront.errors import Unsupported
 
@@ -68,13 +69,14 @@ def _assert_nothing_recorded(compiled):
 
 # Graph generation, the pass pipeline, IREE's compiler: before, the exception became an
 # "internal compiler error" or "IREE could not compile" and the key was marked failed.
-@pytest.mark.parametrize("stage", ["generate", "run_passes", "cached_vmfb", "compile_vmfb"])
-def test_signal_during_compile_reaches_the_caller(monkeypatch, stage):
+@pytest.mark.parametrize("module, stage", [(jit, "generate"), (lowering, "run_passes"), (jit, "cached_vmfb"),
+                                           (jit, "compile_vmfb")], ids=["generate", "run_passes", "cached_vmfb", "compile_vmfb"])
+def test_signal_during_compile_reaches_the_caller(monkeypatch, module, stage):
     monkeypatch.setenv("PYFRONT_CACHE_DIR", "off")  # every stage runs, IREE's compiler too
     compiled = pyfront.compile(_affine, profile_calls=1)
     compiled(X, W)  # profiled
     with _watchdog(), monkeypatch.context() as patch:
-        patch.setattr(jit, stage, _interrupted(getattr(jit, stage)))
+        patch.setattr(module, stage, _interrupted(getattr(module, stage)))
         with pytest.raises(Watchdog, match="deadline passed") as raised:
             compiled(X, W)
     # Not wrapped by pyfront. (The alarm may fire inside a library's own except block, e.g. the MLIR
