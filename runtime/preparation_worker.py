@@ -43,6 +43,8 @@ The requests and records are JSON lines on the worker's stdin and stdout.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import select
@@ -177,6 +179,20 @@ def _stop() -> None:
     if process is not None:
         process.kill()
         process.communicate()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """Stop the worker with this process (it would end on its stdin's EOF) and close its pipes.
+
+    Without the lock: the compile thread may hold it, waiting for a reply that the kill ends."""
+    process = _process
+    if process is not None:
+        process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):  # (a request half written: nothing left to read it)
+                pipe.close()
 
 
 def _forget_after_fork() -> None:
