@@ -154,7 +154,8 @@ def test_a_compile_past_the_time_limit_runs_in_the_interpreter(sleeping_compiler
 
 _CALLER = textwrap.dedent(
     """
-    import sys
+    import faulthandler, signal, sys
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # where it sits, if it outlives the test's wait
     sys.path.insert(0, sys.argv[1])
     from pyfront.runtime import iree_backend
     iree_backend.compile_vmfb(sys.argv[2], "cpu")  # no time limit: waits for the stand-in
@@ -163,14 +164,21 @@ _CALLER = textwrap.dedent(
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["killed", "interrupted"])
-def test_no_compiler_outlives_its_caller(sleeping_compiler, how):
-    caller = subprocess.Popen([sys.executable, "-c", _CALLER, ROOT, MLIR], stderr=subprocess.DEVNULL)
+def test_no_compiler_outlives_its_caller(sleeping_compiler, how, tmp_path):
+    stderr = tmp_path / "caller-stderr.txt"
+    with open(stderr, "w") as err:
+        caller = subprocess.Popen([sys.executable, "-c", _CALLER, ROOT, MLIR], stderr=err)
     try:
         _wait_for(lambda: _pids(sleeping_compiler), "the compiler never started")
         (pid,) = _pids(sleeping_compiler)
         assert _alive(pid)
         caller.send_signal(how)
-        caller.wait(timeout=120)
+        try:
+            caller.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # (seen under a loaded full suite: its stacks say where it waits)
+            caller.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+            pytest.fail(f"the caller did not exit after {how.name}; its stacks:\n{stderr.read_text()[-4000:]}")
         _wait_for(lambda: not _alive(pid), f"iree-compile (pid {pid}) outlived its caller")
     finally:
         caller.kill()
