@@ -58,28 +58,26 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     The generated module is lowered (`lower`) here, or, with `background` (the variant will be built
     on the compile thread) and a module of WORKER_MIN_LINES or more, by `build()` in the preparation
     worker if it is ready (runtime/preparation_worker.py), unless the disk cache holds it lowered.
-    `relaxed` maps
-    argument positions to their relaxation (specialize.spec_of); `fp_checks_per_op` selects
-    guard-fp-events' exact per-op checks.
+    `relaxed` maps argument positions to their relaxation (specialize.spec_of); `fp_checks_per_op`
+    selects guard-fp-events' exact per-op checks.
     """
     start = time.perf_counter()
     graph = generate(fn, args, kwargs, profile, relaxed, config.max_graph_nodes)
     copied = _copied_outputs(graph)
     passes = [p for p in config.passes or JIT_PIPELINE if p != "bind-result-storage" or _reuses_storage(config)]
-    lowering = Lowering("", graph.func_name, Definition.of(fn), passes, sorted(copied), unroll_budget())
     with graph.context:
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(config.backend)
-        dump = _dumper(fn, key)
-        if dump is not None:  # each pass's output: not from the cache
+        dump = _dumper(fn, key)  # each pass's output: then nothing comes from or goes to the disk cache
+        text = "" if dump is not None else graph.module.operation.get_asm(enable_debug_info=True)
+        lowering = Lowering(text, graph.func_name, Definition.of(fn), passes, sorted(copied), unroll_budget())
+        if dump is not None:
             record = lower(graph.module, lowering, dump)
         else:
-            lowering.module_text = graph.module.operation.get_asm(enable_debug_info=True)
-            lowering.cache_key, record = lowered_cache.lookup(lowering.module_text, lowering.parts)
-            in_worker = (background and lowering.module_text.count("\n") >= WORKER_MIN_LINES
-                         and preparation_worker.ready())
-            if record is None and not in_worker:
+            lowering.cache_key, record = lowered_cache.lookup(text, lowering.parts)
+            if record is None and not (background and text.count("\n") >= WORKER_MIN_LINES
+                                       and preparation_worker.ready()):
                 record = lowered_cache.store(lowering.cache_key, lower(graph.module, lowering))
     del graph.module
     fields = dict(
@@ -97,7 +95,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
 
 # The size of a generated module (lines of its text, about one op each) from which a variant built
 # in the background is lowered in the preparation worker: lowering takes ~1.7 ms per line (a 13-line
-# module 0.05 s, model_gan's 546 lines 0.9 s), and the worker's answer ~1.6 s after it starts.
+# module 0.05 s, model_gan's 546 lines 0.9 s), so a smaller one costs the calling thread under ~0.2 s.
 WORKER_MIN_LINES = 100
 
 
