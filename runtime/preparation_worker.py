@@ -60,8 +60,10 @@ from pyfront.errors import Definition, Unsupported
 
 
 def enabled() -> bool:
-    """Whether modules compiled in the background may be lowered in the worker (PYFRONT_PREPARATION_WORKER)."""
-    return os.environ.get("PYFRONT_PREPARATION_WORKER", "1").strip().lower() not in ("0", "false", "no", "off")
+    """Whether modules compiled in the background may be lowered in the worker (PYFRONT_PREPARATION_WORKER;
+    POSIX only: readiness is polled with `select` on its pipe)."""
+    return os.name == "posix" and os.environ.get("PYFRONT_PREPARATION_WORKER", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 class LoweringFailed(RuntimeError):
