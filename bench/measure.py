@@ -28,9 +28,12 @@ class Steady:
 
 
 def steady_state(call: Callable[[], object], budget_s: float, min_repeats: int = 10,
-                 max_repeats: int = 5000, warm_up: int = 3) -> Steady:
+                 max_repeats: int = 5000, warm_up: int = 3, warmed: Callable[[], object] | None = None) -> Steady:
+    """`warmed`: called once between the warm-up calls and the timed ones."""
     for _ in range(warm_up):
         call()
+    if warmed is not None:
+        warmed()
     times = []
     was_enabled = gc.isenabled()
     gc.disable()

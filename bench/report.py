@@ -71,6 +71,14 @@ def _unavailable(cell: dict | None, system: str, program: str, notes: Notes) -> 
     return f"{status} {notes.ref(f'{LABELS[system]} on {program}: {reason}')}"
 
 
+def _fallback_text(fallbacks: dict, timed: int) -> str:
+    """What the worker's `_fallbacks` says of a steady-state measurement whose calls did not all run compiled."""
+    reasons = sorted(fallbacks["reasons"].items(), key=lambda reason_n: -reason_n[1])
+    why = "; ".join(f"{n}x {reason}" for reason, n in reasons) or "deopts"
+    return (f"{fallbacks['calls']} of the {timed} timed calls did not run compiled code "
+            f"({fallbacks['deopts']} deopts; interpreted: {why})")
+
+
 def _best_peer(cells: dict, measure: str) -> tuple[str, float] | None:
     times = [(p, _value(cells.get(p), measure)) for p in PEERS]
     times = [(p, t) for p, t in times if t is not None]
@@ -98,6 +106,9 @@ def _measure_table(results, systems, measure: str, notes: Notes, vs_numpy: bool,
                 text += f" ±{50 * (steady['p75'] - steady['p25']) / steady['median']:.0f}%"
             if numpy_t is not None and s != "numpy":
                 text += f" ({fmt_ratio(numpy_t / t)})"
+            fallbacks = steady.get("fallbacks") if steady else None
+            if fallbacks and fallbacks["calls"]:  # the median mixes compiled and interpreted calls
+                text += " " + notes.ref(f"{LABELS[s]} on {name}: " + _fallback_text(fallbacks, steady["repeats"]))
             if cell.get("status") == "interpreted":
                 text += " " + notes.ref(f"{LABELS[s]} on {name}: " + "; ".join(cell.get("notes", [])))
             elif measure == "first_call_s" and cell.get("notes"):

@@ -164,7 +164,12 @@ def measure_size(system, program, label: str, opts) -> dict:
     if opts.mode == "warm":
         return {"status": row["status"], "warm_start_s": first_s, "notes": notes}
 
-    row["steady"] = steady_state(lambda: system.run(fn, args), opts.budget).as_dict()
+    compiles = system.name.startswith("pyfront")
+    before = []  # pyfront's counts when the timed calls start
+    row["steady"] = steady_state(lambda: system.run(fn, args), opts.budget,
+                                 warmed=(lambda: before.append(_pyfront_counts(fn))) if compiles else None).as_dict()
+    if compiles:  # its steady state is its compiled code's only if every timed call ran compiled
+        row["steady"]["fallbacks"] = _fallbacks(before[0], _pyfront_counts(fn))
 
     bigger = {**size, "batch": size["batch"] + 1}
     seconds, wrong = checked_call(program.make_inputs(bigger, np.random.default_rng(1)))
@@ -209,6 +214,22 @@ def measure_guard_failure(system, program, size, fn, inputs, args, checked_call)
             reasons = "; ".join(sorted(report.interpreter_reasons)) or "?"
             row["guard_failure_note"] = f"the calls after the guard failure ran in the interpreter: {reasons}"
     return row
+
+
+def _pyfront_counts(fn) -> tuple[int, int, int, dict[str, int]]:
+    """(calls, compiled calls, deopts, interpreted calls per reason) of pyfront-compiled `fn` so far."""
+    import pyfront
+
+    report = pyfront.explain(fn)
+    return report.calls, report.compiled_calls, report.deopts, dict(report.interpreter_reasons)
+
+
+def _fallbacks(before: tuple, after: tuple) -> dict:
+    """The calls between two `_pyfront_counts` that did not run compiled code, its deopts, and the
+    interpreter's reasons (with their counts)."""
+    (calls, compiled, deopts, reasons), (calls2, compiled2, deopts2, reasons2) = before, after
+    return {"calls": (calls2 - calls) - (compiled2 - compiled), "deopts": deopts2 - deopts,
+            "reasons": {r: n - reasons.get(r, 0) for r, n in reasons2.items() if n > reasons.get(r, 0)}}
 
 
 def _counts(system, fn) -> tuple[int, int]:

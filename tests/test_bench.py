@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.compare import mismatch
 from bench.program import Program
+from bench.report import write_markdown
 from bench.systems import NumPy
 from bench.worker import measure_size
 
@@ -41,6 +42,7 @@ def test_quick_mode_writes_table_and_chart(tmp_path):
     assert cell["numpy"]["status"] == "ok"
     assert cell["pyfront"]["status"] == "ok", cell["pyfront"]  # ran compiled and matched NumPy
     assert cell["pyfront"]["pyfront"]["compiled_calls"] > 0
+    assert cell["pyfront"]["steady"]["fallbacks"] == {"calls": 0, "deopts": 0, "reasons": {}}  # all ran compiled
     for key in ("first_call_s", "warm_start_s", "shape_change_s"):
         assert cell["pyfront"][key] > 0, key
     overhead = results["call_overhead"]["medians"]["cpu"]  # the trivial-call row, for pyfront's backend
@@ -48,6 +50,16 @@ def test_quick_mode_writes_table_and_chart(tmp_path):
     assert "## Trivial call overhead" in table
     assert [ln for ln in table.splitlines() if ln.startswith("| cpu | ")], table
     assert (tmp_path / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # A steady state whose timed calls fell back to the interpreter says so in a note on its cell.
+    steady = cell["pyfront"]["steady"]
+    steady["fallbacks"] = {"calls": 7, "deopts": 2, "reasons": {"compiled code suspended for 4 calls: x": 5}}
+    table = write_markdown(results)
+    row = next(ln for ln in table.splitlines() if ln.startswith("| mlp_forward | 8x32-64-10 |"))
+    note = row.split(" | ")[3].split()[-1]  # the pyfront cell ends with its note's reference, "[1]"
+    text = (f"{note.strip('[]')}. pyfront (cpu) on mlp_forward: 7 of the {steady['repeats']} timed calls did not "
+            "run compiled code (2 deopts; interpreted: 5x compiled code suspended for 4 calls: x)")
+    assert text in table.splitlines(), (row, table)
 
 
 def test_result_check_catches_wrong_values_types_and_shapes():
