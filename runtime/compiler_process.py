@@ -108,8 +108,8 @@ def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
 
 
 # How often a waiting caller runs Python code: a signal that another of its threads received (a
-# SIGINT the kernel handed to a BLAS thread) raises only then, and a wait in one `select` for the
-# whole compile never returned (tests/test_compile_limits.py caught a caller ignoring Ctrl-C so).
+# SIGINT the kernel handed to a BLAS thread) raises only then; a wait in one `select` for the whole
+# compile would not return before the compile ends.
 _WAKE_SECONDS = 0.25
 
 

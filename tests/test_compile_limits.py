@@ -156,8 +156,9 @@ _CALLER = textwrap.dedent(
     """
     import faulthandler, signal, sys
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # where it sits, if it outlives the test's wait
-    print("SIGINT:", signal.getsignal(signal.SIGINT), "blocked:", signal.pthread_sigmask(signal.SIG_BLOCK, []),
-          file=sys.stderr, flush=True)  # (how it came: a caller that ignores it never exits)
+    # Ctrl-C raises, as in a program started from a terminal: a shell without job control starts a
+    # background command (`pytest ... &` in a script) with SIGINT ignored, and children inherit that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, sys.argv[1])
     from pyfront.runtime import iree_backend
     iree_backend.compile_vmfb(sys.argv[2], "cpu")  # no time limit: waits for the stand-in
