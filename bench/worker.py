@@ -236,10 +236,8 @@ def _counts(system, fn) -> tuple[int, int]:
     """pyfront's (deopts, compiled calls) so far; zeros for other systems."""
     if not system.name.startswith("pyfront"):
         return 0, 0
-    import pyfront
-
-    report = pyfront.explain(fn)
-    return report.deopts, report.compiled_calls
+    _, compiled, deopts, _ = _pyfront_counts(fn)
+    return deopts, compiled
 
 
 if __name__ == "__main__":
