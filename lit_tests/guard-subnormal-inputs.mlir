@@ -5,17 +5,22 @@
 /// A float argument that an op reads is guarded to hold no subnormal: per
 /// element zero or |x| >= the smallest normal (UGE: NaN passes), as i8
 /// flags whose min one reduction generic takes (one dispatch), cast to bool.
-/// An int argument, and a float argument only returned, are not checked.
+/// A small argument is a row of a table reduced row by row
+/// (passes/pooled_checks.py; one row here). An int argument, and a float
+/// argument only returned, are not checked.
 
 // CHECK-LABEL: func.func @reads_float
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf64>, %[[N:.*]]: tensor<4xi32>, %[[Y:.*]]: tensor<4xf32>)
-// CHECK:         %[[ONE:.*]] = linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : tensor<i8>)
-// CHECK:         %[[LEAST:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[X]] : tensor<4xf64>) outs(%[[ONE]] : tensor<i8>)
+// CHECK:         %[[ROW:.*]] = "pyfront.reshape"(%[[X]]) {shape = array<i64: 1, 4>}
+// CHECK:         %[[ONE:.*]] = linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : tensor<1xi8>)
+// CHECK:         %[[LEAST:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[ROW]] : tensor<1x4xf64>) outs(%[[ONE]] : tensor<1xi8>)
 // CHECK:           arith.cmpf oeq
 // CHECK:           math.absf
 // CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f64
 // CHECK:           arith.minsi
-// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[LEAST]]) {dtype = "bool"}
+// CHECK:         %[[FIRST:.*]] = "pyfront.slice"(%[[LEAST]])
+// CHECK-NEXT:    %[[FLAG:.*]] = "pyfront.reshape"(%[[FIRST]]) {shape = array<i64>}
+// CHECK-NEXT:    %[[OK:.*]] = "pyfront.astype"(%[[FLAG]]) {dtype = "bool"}
 // CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value", reason = "no subnormal float in arg0 (IREE's CPU code reads subnormals as zero)"
 // CHECK-NOT:     "pyfront.guard"
 // CHECK:         "pyfront.exp"(%[[X]])
@@ -31,9 +36,9 @@ func.func @reads_float(%x: tensor<4xf64>, %n: tensor<4xi32>, %y: tensor<4xf32>) 
 /// A 0-d float (a Python float passed at run time) needs no reduction.
 
 // CHECK-LABEL: func.func @scalar
-// CHECK:         %[[F:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<i8>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1xf64>) outs(%{{.*}} : tensor<1xi8>)
 // CHECK:           arith.cmpf
-// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[F]]) {dtype = "bool"}
+// CHECK:         %[[OK:.*]] = "pyfront.astype"
 // CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value"
 func.func @scalar(%s: tensor<f64>) -> tensor<f64> {
   %e = "pyfront.exp"(%s) : (tensor<f64>) -> tensor<f64>
@@ -42,26 +47,31 @@ func.func @scalar(%s: tensor<f64>) -> tensor<f64> {
 
 // -----
 
-/// Arguments of one static shape are checked by one generic (one dispatch),
-/// whatever their float types; its guard names all of their paths. Another
-/// shape gets its own check, and so does each argument of a dynamic shape
-/// (two `?` dims may differ at run time).
+/// Arguments of one static shape and dtype are checked together; their guard
+/// names all of their paths. Small groups are rows of one table per dtype,
+/// padded with 0.0 (not subnormal): one reduction for the float32 groups of
+/// shapes 2x3 and 3, one for the float64 one. Each argument of a dynamic
+/// shape gets its own check (two `?` dims may differ at run time).
 
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME:    (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x3xf64>, %[[C:.*]]: tensor<3xf32>, %[[D:.*]]: tensor<?xf32>, %[[E:.*]]: tensor<?xf32>)
-// CHECK:         %[[AB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[A]], %[[B]] : tensor<2x3xf32>, tensor<2x3xf64>)
+// CHECK:         %[[ROWA:.*]] = "pyfront.reshape"(%[[A]]) {shape = array<i64: 1, 6>}
+// CHECK-NEXT:    %[[PAD:.*]] = arith.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK-NEXT:    %[[PADDED:.*]] = "pyfront.concatenate"(%[[C]], %[[PAD]])
+// CHECK-NEXT:    %[[ROWC:.*]] = "pyfront.reshape"(%[[PADDED]]) {shape = array<i64: 1, 6>}
+// CHECK-NEXT:    %[[F32:.*]] = "pyfront.concatenate"(%[[ROWA]], %[[ROWC]])
+// CHECK:         linalg.generic {{.*}} ins(%[[F32]] : tensor<2x6xf32>) outs(%{{.*}} : tensor<2xi8>)
 // CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[ROWB:.*]] = "pyfront.reshape"(%[[B]]) {shape = array<i64: 1, 6>}
+// CHECK:         linalg.generic {{.*}} ins(%[[ROWB]] : tensor<1x6xf64>) outs(%{{.*}} : tensor<1xi8>)
 // CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f64
-// CHECK:           arith.andi
-// CHECK:           arith.minsi
-// CHECK:         %[[OK:.*]] = "pyfront.astype"(%[[AB]]) {dtype = "bool"}
-// CHECK-NEXT:    "pyfront.guard"(%[[OK]]) {kind = "value", reason = "no subnormal float in arg0, arg1 (IREE's CPU code reads subnormals as zero)"
-// CHECK:         linalg.generic {{.*}} ins(%[[C]] : tensor<3xf32>)
-// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg2 (
 // CHECK:         linalg.generic {{.*}} ins(%[[D]] : tensor<?xf32>)
-// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg3 (
 // CHECK:         linalg.generic {{.*}} ins(%[[E]] : tensor<?xf32>)
-// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg4 (
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg0 (
+// CHECK-NEXT:    "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg1 (
+// CHECK-NEXT:    "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg2 (
+// CHECK-NEXT:    "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg3 (
+// CHECK-NEXT:    "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in arg4 (
 func.func @grouped(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>, %c: tensor<3xf32>, %d: tensor<?xf32>, %e: tensor<?xf32>)
     -> (tensor<2x3xf32>, tensor<2x3xf64>, tensor<3xf32>, tensor<?xf32>, tensor<?xf32>) {
   %ea = "pyfront.exp"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -94,7 +104,7 @@ func.func @grouped(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>, %c: tensor<3xf32>, 
 // CHECK:         %[[FINITE:.*]] = linalg.generic {{.*}} ins(%[[NEXT]] : tensor<1xf32>)
 // CHECK-NOT:     "pyfront.guard"
 // CHECK:         "pyfront.multiply"(%[[M]], %[[STEP]]) : (tensor<64xf32>, tensor<1xf32>)
-// CHECK:         linalg.generic {{.*}} ins(%[[STEP]] : tensor<1xf32>)
+// CHECK:         "pyfront.reshape"(%[[STEP]]) {shape = array<i64: 1, 1>}
 // CHECK:         "pyfront.guard"({{.*}}) {kind = "value", reason = "no subnormal float in the result of pyfront.true_divide at m.py:3:4 (
 // CHECK-NEXT:    return
 #every = affine_map<(d0) -> (d0)>

@@ -37,11 +37,14 @@ needless deopt, never a missed event; after two, the runtime recompiles with
 the module attribute `pyfront.fp_checks_per_op`, which checks each op right
 after it by its exact rule (`FpEvents.detect`: inf from finite operands, NaN
 from non-NaN ones), slower but quiet on non-finite inputs such as -inf masks.
-The checks of a block are built at its end, one `linalg.generic` per static
-shape (and at most 16 values) reducing their per-element predicates to a 0-d
-i1, guarded with reason "floating-point <events> in <op>" (plus the other ops
-it covers, with their sites) and the first op's site. A value computed by a
-matmul or convolution that other ops read is checked through
+The checks of a block are built at its end, grouped by static shape (at
+most 16 values a group), each group's per-element predicates reduced to a
+0-d i1, guarded with reason "floating-point <events> in <op>" (plus the other
+ops it covers, with their sites) and the first op's site. Small values'
+all-finite checks are rows of one table reduced row by row
+(passes/pooled_checks.py: one dispatch for all of them, where each group was
+one); larger ones get a reduction each. A larger value computed by a matmul
+or convolution that other ops read is checked through
 `util.optimization_barrier` (`_barrier_contractions` says why). Ops inside
 `scf.for`/`scf.while`/`scf.if` regions get their flags ANDed into one more
 result of the region op, guarded after the loop or branch.
@@ -67,6 +70,7 @@ from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import dtype_of, shape_of, tensor_dtype
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions
+from pyfront.passes.pooled_checks import poolable, pooled_flags
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array
 
@@ -201,7 +205,7 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
         del tainted[v]
     _barrier_contractions(checks, block, terminator.operation)
     with ir.InsertionPoint(terminator), terminator.location:
-        flags = [_group_flag(group) for group in _groups(checks)] + flags
+        flags = _group_flags(_groups(checks)) + flags
         if guard:
             for ok, sources in flags:
                 GUARD.build([ok], [], kind=KIND, reason=_reason(sources), site=sources[0].site)
@@ -364,12 +368,14 @@ def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.
     check fused into the contraction's dispatch, next to the value itself,
     which compiled at every size measured. So does a value of dynamic shape:
     IREE cannot resolve `tensor.dim` through the barrier ("dynamic dimensions
-    must have been resolved prior to leaving the flow dialect").
+    must have been resolved prior to leaving the flow dialect"). A pooled
+    check needs none: it reads a copy of the value, as any consumer does.
     """
     barred: dict[ir.Value, ir.Value] = {}
     for check in checks:
         value = check.values[0]
-        if (value not in barred and _defined_in(value, block) and any(s.contraction for s in check.sources)
+        if (value not in barred and not _pooled(check) and _defined_in(value, block)
+                and any(s.contraction for s in check.sources)
                 and None not in check.shape and any(use.owner.operation != terminator for use in value.uses)):
             with ir.InsertionPoint.after(value.owner), value.owner.location:
                 barrier = ir.Operation.create("util.optimization_barrier", results=[value.type], operands=[value])
@@ -382,7 +388,7 @@ def _barrier_contractions(checks: list[_Check], block: ir.Block, terminator: ir.
 
 def _groups(checks: list[_Check]) -> list[list[_Check]]:
     """Checks over the same static shape share one reduction (one dispatch for IREE, not one per op),
-    reading at most MAX_GROUP_VALUES values.
+    reading at most MAX_GROUP_VALUES values; a group of pooled checks (`_pooled`) stays `poolable`.
 
     Checks over dynamic shapes stay alone: two `?` dims need not be equal. Checks over no elements
     (`a[1:3] += b` on a 1-row `a`) are dropped: nothing there can overflow, and `min` over them
@@ -392,15 +398,40 @@ def _groups(checks: list[_Check]) -> list[list[_Check]]:
     for n, check in enumerate(checks):
         if 0 in check.shape:
             continue
-        chunks = groups.setdefault((check.barred, check.shape) if None not in check.shape else n, [[]])
-        if sum(len(c.values) for c in chunks[-1]) + len(check.values) > MAX_GROUP_VALUES:
+        key = (check.barred, check.shape, _pooled(check)) if None not in check.shape else n
+        chunks = groups.setdefault(key, [[]])
+        values = [v for c in chunks[-1] for v in c.values] + check.values
+        if len(values) > MAX_GROUP_VALUES or (_pooled(check) and not poolable(values)):
             chunks.append([])
         chunks[-1].append(check)
     return [chunk for chunks in groups.values() for chunk in chunks if chunk]
 
 
-def _group_flag(group: list[_Check]) -> Flag:
-    """That every check of `group` holds at every element of their shared shape: a 0-d tensor<i1>.
+def _pooled(check: _Check) -> bool:
+    """Whether `check` is made in a pooled reduction (passes/pooled_checks.py): a small value's all-finite."""
+    return check.detect == "nonfinite" and poolable(check.values)
+
+
+def _group_flags(groups: list[list[_Check]]) -> list[Flag]:
+    """Per group, that every check of it holds at every element of their shared shape: a 0-d tensor<i1>.
+
+    Groups of small values checked for non-finite values share one reduction
+    (passes/pooled_checks.py); the others get one each (`_least`).
+    """
+    pooled = [g for g in groups if _pooled(g[0])]
+    least = dict(zip(map(id, pooled), pooled_flags(list(map(_values, pooled)), _isfinite, 0.0)))
+    # Reduced as i8, then the 0-d cast: an i1 reduction was 2.5x slower in IREE's CPU code
+    # (the check cost 324 us instead of 110 us on the demo's 256x1024 GELU+layernorm).
+    return [(apply("astype", least[id(g)] if id(g) in least else _least(g), dtype="bool"),
+             list(dict.fromkeys(s for check in g for s in check.sources))) for g in groups]
+
+
+def _values(group: list[_Check]) -> list[ir.Value]:
+    return [v for check in group for v in check.values]
+
+
+def _least(group: list[_Check]) -> ir.Value:
+    """A 0-d tensor<i8>: 1 iff every check of `group` holds at every element of their shared shape.
 
     Per element, an i8 flag from an elementwise linalg.generic, which IREE
     fuses into the producers' dispatch like a bias add; `min` over them is the
@@ -409,7 +440,7 @@ def _group_flag(group: list[_Check]) -> Flag:
     which their dispatch writes anyway (a dispatch less).
     """
     shape = group[0].shape
-    inputs = [v for check in group for v in check.values]
+    inputs = _values(group)
     maps = [emit.broadcast_map(shape_of(v.type), shape) for v in inputs]
     rank = len(shape)
 
@@ -426,15 +457,11 @@ def _group_flag(group: list[_Check]) -> Flag:
     if group[0].barred:
         (least,) = emit.generic(inputs, maps, [emit.fill(1, [], I8)], [emit.scalar_map(rank)],
                                 [emit.REDUCTION] * rank, lambda args: arith.andi(args[-1], arith.extui(i8, ok(args))))
-    else:
-        init = emit.empty(emit.dims(group[0].values[0]), I8)  # values[0] spans the whole shape
-        (flags,) = emit.generic(inputs, maps, [init], [emit.projection_map(rank, range(rank))],
-                                [emit.PARALLEL] * rank, lambda args: arith.extui(i8, ok(args)))
-        least = apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
-    # Reduced as i8, then the 0-d cast: an i1 reduction was 2.5x slower in IREE's CPU code
-    # (the check cost 324 us instead of 110 us on the demo's 256x1024 GELU+layernorm).
-    flag = apply("astype", least, dtype="bool")
-    return flag, list(dict.fromkeys(s for check in group for s in check.sources))
+        return least
+    init = emit.empty(emit.dims(group[0].values[0]), I8)  # values[0] spans the whole shape
+    (flags,) = emit.generic(inputs, maps, [init], [emit.projection_map(rank, range(rank))],
+                            [emit.PARALLEL] * rank, lambda args: arith.extui(i8, ok(args)))
+    return apply("min", flags, axes=list(range(rank)), keepdims=False) if rank else flags
 
 
 def _scalar_ok(check: _Check, xs: list[ir.Value]) -> ir.Value:

@@ -11,12 +11,13 @@ Results that IREE flushes are NaN-marked by the primitives
 - each float argument of a function (the call's inputs, Python state reads
   after `lower-deferred-state`, Python floats passed at run time) that some
   op reads is guarded to hold no subnormal: an element is zero, NaN, or at
-  least the smallest normal in magnitude. The check is one reduction generic
-  per static shape (at most `MAX_GROUP_VALUES` arguments each; one per
-  argument of a dynamic shape), the min of its elements' i8 flags: one
-  dispatch for a layer's weight and its two Adam moments (model_gan: 30
-  arguments, 7 checks). A failure deopts (kind "value", naming the group's
-  paths; the interpreter answers);
+  least the smallest normal in magnitude. The arguments are checked in
+  groups of one static shape and dtype (at most `MAX_GROUP_VALUES` each; an
+  argument of a dynamic shape alone), a layer's weight and its two Adam
+  moments together, each group's elements' i8 flags reduced by their min:
+  small groups as rows of one table (passes/pooled_checks.py: one dispatch
+  for all of them), larger ones by a reduction generic each. A failure
+  deopts (kind "value", naming the group's paths; the interpreter answers);
 - a float constant holding a subnormal (a literal such as 5e-324) is
   refused with `Unsupported` naming its line: compiled code would read it as
   zero. (`specialize` does not fold a result holding one.)
@@ -29,7 +30,8 @@ that `_exactly_in_float64` computes as NumPy does
 at most `SMALL` elements, reading it or a result of the closure. When every
 reader of the argument is such an op, the return or a check that tests it
 only for NaN and infinity (guard-fp-events': a subnormal compares with
-those constants as zero does), and at most `MAX_LEAVING` of the closure's
+those constants as zero does; reshapes and concatenations copy its bits to
+such readers), and at most `MAX_LEAVING` of the closure's
 results have another reader, the argument is not guarded, its closure's ops
 get the `subnormal.EXACT` attribute (lowered through float64, subnormals
 read and made through their bits) and those results are checked at the end
@@ -57,17 +59,20 @@ arithmetic reads them.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, math, walk
 from pyfront.dialects.primitives import emit, subnormal
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.primitives.elementwise import EXACT_IN_FLOAT64
-from pyfront.dialects.types import is_tensor, shape_of, tensor_dtype
+from pyfront.dialects.types import dtype_of, is_tensor, shape_of, tensor_dtype
 from pyfront.errors import Unsupported
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, input_paths
 from pyfront.passes.opaque_constants import BACKEND
+from pyfront.passes.pooled_checks import poolable, pooled_flags
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array, has_subnormal
 
@@ -82,6 +87,7 @@ SMALL = 16
 # guarded instead (exact forward ops and their checks made model_treenn's step 13% slower, measured).
 MAX_LEAVING = 2
 GPU_BACKENDS = frozenset({"vulkan", "cuda"})
+MOVES = frozenset({"pyfront.reshape", "pyfront.concatenate"})
 
 
 @register_pass("guard-subnormal-inputs",
@@ -101,9 +107,10 @@ def guard_subnormal_inputs(module: ir.Operation) -> None:
         if not read:
             continue
         with ir.InsertionPoint(block.operations[0]), fn.location:
-            for group in _groups(read):
+            groups = _groups(read)
+            for group, held in zip(groups, _hold_no_subnormal([[arg for arg, _ in group] for group in groups])):
                 paths = ", ".join(path for _, path in group)
-                GUARD.build([_holds_no_subnormal([arg for arg, _ in group])], [], kind="value",
+                GUARD.build([held], [], kind="value",
                             reason=f"no subnormal float in {paths} (IREE's CPU code reads subnormals as zero)",
                             site=_site(fn.location))
 
@@ -132,10 +139,13 @@ def _computed_exactly(block: ir.Block, terminator: ir.Operation) -> set:
         op.attributes[subnormal.EXACT] = ir.UnitAttr.get()
     leaving = [(v, f"{v.owner.name} at {_site(v.owner.location)}") for v in values
                if not all(_reads_exactly(use, terminator, marked) for use in v.uses)]
-    for group in _groups(leaving):  # checked at the block's end, where all are defined (guards hold together)
+    groups = _groups(leaving)
+    with ir.InsertionPoint(terminator), terminator.location:  # at the block's end, where all are defined
+        held = _hold_no_subnormal([[v for v, _ in group] for group in groups])
+    for group, group_held in zip(groups, held):
         (first, _), names = group[0], ", ".join(name for _, name in group)
         with ir.InsertionPoint(terminator), first.owner.location:
-            GUARD.build([_holds_no_subnormal([v for v, _ in group])], [], kind="value",
+            GUARD.build([group_held], [], kind="value",
                         reason=f"no subnormal float in the result{'s' if len(group) > 1 else ''} of {names} "
                                "(IREE's CPU code reads subnormals as zero)", site=_site(first.owner.location))
     return exact
@@ -152,6 +162,8 @@ def _reads_exactly(use: ir.OpOperand, terminator: ir.Operation, exact_ops: list)
     op = use.owner.operation if hasattr(use.owner, "operation") else use.owner
     if op == terminator or op in exact_ops:
         return True
+    if op.name in MOVES:  # copies bits: exact where its result is read exactly (pooled_checks' tables)
+        return all(_reads_exactly(u, terminator, exact_ops) for u in op.results[0].uses)
     if op.name != "linalg.generic":
         return False
     x = op.regions[0].blocks[0].arguments[use.operand_number]
@@ -186,11 +198,12 @@ def _small_float32(v: ir.Value) -> bool:
 
 
 def _groups(read: list[tuple[ir.Value, str]]) -> list[list[tuple[ir.Value, str]]]:
-    """`read` in groups checked together: of one static shape, at most MAX_GROUP_VALUES each."""
+    """`read` in groups checked together: of one static shape and dtype, at most MAX_GROUP_VALUES each."""
     by_shape: dict[tuple, list] = {}
     for arg, path in read:
         shape = shape_of(arg.type)
-        by_shape.setdefault(shape if None not in shape else ("dynamic", len(by_shape)), []).append((arg, path))
+        key = (shape, tensor_dtype(arg.type)) if None not in shape else ("dynamic", len(by_shape))
+        by_shape.setdefault(key, []).append((arg, path))
     return [group[i:i + MAX_GROUP_VALUES] for group in by_shape.values()
             for i in range(0, len(group), MAX_GROUP_VALUES)]
 
@@ -208,30 +221,36 @@ def _is_float(v: ir.Value) -> bool:
     return is_tensor(v.type) and tensor_dtype(v.type).kind == "f" and tensor_dtype(v.type) != np.float16
 
 
-def _holds_no_subnormal(xs: list[ir.Value]) -> ir.Value:
-    """A 0-d tensor<i1>: every element of the float tensors `xs` (of one shape) is 0, NaN or at
-    least the smallest normal."""
+def _hold_no_subnormal(groups: list[list[ir.Value]]) -> list[ir.Value]:
+    """Per group of float tensors (of one shape), a 0-d tensor<i1>: every element of each is 0, NaN or
+    at least the smallest normal. Small groups share one reduction (passes/pooled_checks.py)."""
+    pooled = [g for g in groups if poolable(g)]
+    held = dict(zip(map(id, pooled), pooled_flags(pooled, _not_subnormal, 0.0)))
+    return [apply("astype", held[id(g)] if id(g) in held else _least(g), dtype="bool") for g in groups]
+
+
+def _not_subnormal(x: ir.Value) -> ir.Value:
+    """An i1: float scalar `x` is 0, NaN or at least the smallest normal of its type."""
+    smallest_normal = float(np.finfo(dtype_of(x.type)).smallest_normal)
+    zero = arith.cmpf(arith.CmpFPredicate.OEQ, x, arith.constant(x.type, 0.0))
+    # UGE: NaN passes too (NumPy and IREE agree on it).
+    return arith.ori(zero, arith.cmpf(arith.CmpFPredicate.UGE, math.absf(x), arith.constant(x.type, smallest_normal)))
+
+
+def _least(xs: list[ir.Value]) -> ir.Value:
+    """A 0-d tensor<i8>: 1 iff no element of the float tensors `xs` (of one shape) is subnormal."""
     i8 = ir.IntegerType.get_signless(8)
 
     def ok(values: list[ir.Value]) -> ir.Value:
-        held = None
-        for x, value in zip(xs, values):
-            smallest_normal = float(np.finfo(tensor_dtype(x.type)).smallest_normal)
-            zero = arith.cmpf(arith.CmpFPredicate.OEQ, value, arith.constant(value.type, 0.0))
-            # UGE: NaN passes too (NumPy and IREE agree on it).
-            normal = arith.cmpf(arith.CmpFPredicate.UGE, math.absf(value), arith.constant(value.type, smallest_normal))
-            this = arith.ori(zero, normal)
-            held = this if held is None else arith.andi(held, this)
-        return arith.extui(i8, held)
+        return arith.extui(i8, functools.reduce(arith.andi, map(_not_subnormal, values)))
 
     rank = len(shape_of(xs[0].type))
-    if rank:  # the predicates and their min in one generic: one dispatch per group
-        every = emit.projection_map(rank, range(rank))
-        (least,) = emit.generic(xs, [every] * len(xs), [emit.fill(1, [], I8)], [emit.scalar_map(rank)],
-                                [emit.REDUCTION] * rank, lambda args: arith.minsi(args[-1], ok(args[:-1])))
-    else:
-        least = emit.elementwise(xs, (), I8, ok)
-    return apply("astype", least, dtype="bool")
+    if not rank:
+        return emit.elementwise(xs, (), I8, ok)
+    every = emit.projection_map(rank, range(rank))  # the predicates and their min in one generic: one dispatch
+    (least,) = emit.generic(xs, [every] * len(xs), [emit.fill(1, [], I8)], [emit.scalar_map(rank)],
+                            [emit.REDUCTION] * rank, lambda args: arith.minsi(args[-1], ok(args[:-1])))
+    return least
 
 
 def _site(loc: ir.Location) -> str:

@@ -188,6 +188,26 @@ def test_explain_names_the_op_and_line_and_suspends_after_repeated_events():
                                                       for r in report.interpreter_reasons), str(report)
 
 
+def three_rows(a, b, c):
+    return np.exp(a) * 2.0, np.log(b) + 1.0, np.sqrt(c) - 1.0
+
+
+def test_pooled_checks_name_the_op_of_the_row_that_failed():
+    """Small checked values share one reduction per dtype (passes/pooled_checks.py), each group a row
+    with its own guard: an event deopts naming its own op only."""
+    ok = (np.zeros((2, 3), np.float32), np.ones(5, np.float32), np.ones(4))
+    overflow = (np.full((2, 3), 100.0, np.float32), *ok[1:])
+    invalid = (*ok[:2], np.array([1.0, -1.0, 4.0, 9.0]))
+    with np.errstate(all="warn", under="ignore"):
+        compiled = check(three_rows, [ok, ok, overflow, ok, invalid, ok])
+    report = pyfront.explain(compiled)
+    assert report.deopts == 2 and report.compiled_calls == 3, str(report)
+    sqrt_row, exp_row = sorted(site.partition("[fp-error] ")[2] for site in report.deopt_reasons)
+    assert exp_row.startswith("floating-point overflow in exp; or ") and "sqrt" not in exp_row, str(report)
+    assert sqrt_row.startswith("floating-point invalid value in sqrt; or ") and "exp" not in sqrt_row, str(report)
+    assert "log" not in exp_row + sqrt_row, str(report)
+
+
 # Control flow: the flags of ops in loops and branches are carried out of them -------
 
 
