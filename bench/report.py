@@ -74,9 +74,14 @@ def _unavailable(cell: dict | None, system: str, program: str, notes: Notes) -> 
 def _fallback_text(fallbacks: dict, timed: int) -> str:
     """What the worker's `_fallbacks` says of a steady-state measurement whose calls did not all run compiled."""
     reasons = sorted(fallbacks["reasons"].items(), key=lambda reason_n: -reason_n[1])
-    why = "; ".join(f"{n}x {reason}" for reason, n in reasons) or "deopts"
+    why = "; ".join(f"{n}x {_shortened(reason)}" for reason, n in reasons) or "deopts"
     return (f"{fallbacks['calls']} of the {timed} timed calls did not run compiled code "
             f"({fallbacks['deopts']} deopts; interpreted: {why})")
+
+
+def _shortened(reason: str, keep: int = 160) -> str:
+    """`reason` with its middle elided past `keep` characters (a guard covering many ops lists them all)."""
+    return reason if len(reason) <= 2 * keep else f"{reason[:keep]} ... {reason[-keep // 2:]}"
 
 
 def _best_peer(cells: dict, measure: str) -> tuple[str, float] | None:

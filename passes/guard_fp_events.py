@@ -33,7 +33,8 @@ together read all of it (then each slice is tainted, the slice of the taint:
 yield, when nothing uses it, and before a loop or branch. Float-to-int casts
 check their operand's range (NaN, inf or out of range is NumPy's invalid
 cast). A non-finite value the inputs already held fails the check too: a
-needless deopt, never a missed event; after two, the runtime recompiles with
+needless deopt, never a missed event; after two on calls whose inputs (or
+the function's constants) hold NaN or inf, the runtime recompiles with
 the module attribute `pyfront.fp_checks_per_op`, which checks each op right
 after it by its exact rule (`FpEvents.detect`: inf from finite operands, NaN
 from non-NaN ones), slower but quiet on non-finite inputs such as -inf masks.

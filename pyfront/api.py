@@ -52,12 +52,16 @@ from pyfront.verification import Verdict, is_due, verified_call
 # "fp-error" (a floating-point event NumPy reports) is relaxed once, from deferred checks
 # to exact per-op ones (_deopt); after that the same code would raise it again.
 RELAXABLE = ("state", "branch")
-# Deferred floating-point checks relax to per-op ones only when they fail again: a single
-# failure is often a one-off that exact checks would deopt for just the same (an event NumPy
-# reports; a subnormal result IREE flushed, made NaN by primitives/subnormal.py: GAN's Adam at
-# t = 127), and the recompile costs seconds (12 s for bench/programs/model_gan.py). Non-finite
-# values that the data or constants carry (-inf masks), which per-op checks let run compiled,
-# fail every call.
+# Deferred floating-point checks relax to per-op ones when they failed this many times on calls
+# whose inputs held NaN or inf, or of a function that can make one with no event NumPy reports
+# (a -inf constant for masks, an op under np.errstate ignoring some events): such values fail a
+# deferred check on every call, and the per-op checks, which look for the reported events
+# themselves, let them run compiled. Otherwise every NaN or inf a check sees comes from an event
+# (one NumPy reports, or a subnormal result IREE flushed, made NaN by primitives/subnormal.py),
+# which the per-op checks fail on just the same: such failures count as data failures
+# (GIVE_UP_AFTER), with no recompile, which costs seconds (model_reinforce's fixed-batch policy,
+# whose flushed softmax probabilities fail every call from step ~915 on, had its next ~1,300
+# calls interpreted while the useless per-op variant compiled).
 RELAX_FP_CHECKS_AFTER = 2
 # Other in-graph assumptions fail on data (a division by zero, a subnormal reaching an input):
 # after this many failures the variant is suspended, its calls run in the interpreter for
@@ -542,21 +546,19 @@ class CompiledFunction:
             if group is None or variant not in group.variants:
                 return
             retired = None
-            if deopt.kind == "fp-error":
-                variant.fp_errors += 1
+            if deopt.kind == "fp-error" and (deopt.nonfinite_inputs or variant.quiet_nonfinite):
+                variant.fp_errors += 1  # per-op checks may hold where this one failed (RELAX_FP_CHECKS_AFTER)
             if deopt.kind in RELAXABLE:
                 group.remove(variant)
                 retired = "to be recompiled without the failed assumption"
             elif (deopt.kind == "fp-error" and not variant.fp_checks_per_op
                   and variant.fp_errors >= RELAX_FP_CHECKS_AFTER):
-                # A deferred check also fails on NaN/inf the inputs explain (e.g. -inf masks):
-                # the exact per-op checks tell those apart from NumPy's warnings.
                 group.remove(variant)
                 retired = "to be recompiled with exact per-op floating-point checks"
                 if not self._fp_checks_per_op:
                     self._fp_checks_per_op = True
-                    self._note_relaxation(
-                        "floating-point checks: deferred -> per op (NaN or inf reached a check twice)")
+                    self._note_relaxation("floating-point checks: deferred -> per op (NaN or inf reached a check "
+                                          "twice, which NaN or inf inputs, constants or ignored events may explain)")
             elif deopt.kind == "runtime":  # IREE itself failed: never run this variant again
                 group.remove(variant)
                 retired = f"compiled code failed at run time: {deopt.reason}"

@@ -28,10 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyfront.dialects.mlir import ir
+from pyfront.dialects.mlir import ir, walk
+from pyfront.dialects.primitives.base import IGNORED_EVENTS
+from pyfront.dialects.types import is_tensor, tensor_dtype
 from pyfront.passes import JIT_PIPELINE
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.opaque_constants import BACKEND
+from pyfront.passes.specialize import constant_array
 from pyfront.passes.unroll import budget as unroll_budget
 from pyfront.runtime import lowered_cache, preparation_worker
 from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
@@ -69,6 +72,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         if fp_checks_per_op:
             graph.module.operation.attributes[FP_CHECKS_PER_OP] = ir.UnitAttr.get()
         graph.module.operation.attributes[BACKEND] = ir.StringAttr.get(config.backend)
+        quiet_nonfinite = _makes_quiet_nonfinite(graph.module.operation)
         dump = _dumper(fn, key)  # each pass's output: then nothing comes from or goes to the disk cache
         text = "" if dump is not None else graph.module.operation.get_asm(enable_debug_info=True)
         lowering = Lowering(text, graph.func_name, Definition.of(fn), passes, sorted(copied), unroll_budget())
@@ -84,6 +88,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         fn=fn, key=key, func_name=graph.func_name, result_tree=graph.result, identity_guards=graph.identity_guards,
         state_guards=graph.state_guards, effects=graph.effects, commits=graph.commits, appends=graph.appends,
         mutations=graph.mutations, device_state=config.device_state, fp_checks_per_op=fp_checks_per_op,
+        quiet_nonfinite=quiet_nonfinite,
         draws=graph.draws, draw_taken=graph.draw_taken, inlined_frames=graph.inlined_frames,
     )
     prepared = PreparedVariant(fn, key, config, fields, lowering if record is None else None,
@@ -91,6 +96,24 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
     if record is not None:
         prepared.take(record)
     return prepared
+
+
+def _makes_quiet_nonfinite(module: ir.Operation) -> bool:
+    """Whether the generated `module` can make a NaN or inf that NumPy reports no event for: a float
+    constant holding one (a `-np.inf` mask value), or an op under `np.errstate` ignoring some events."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        value = op.results[0] if op.name == "arith.constant" else None
+        if IGNORED_EVENTS in op.attributes or (
+                value is not None and is_tensor(value.type) and tensor_dtype(value.type).kind == "f"
+                and not np.isfinite(constant_array(value)).all()):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    walk(module, visit)
+    return bool(found)
 
 
 # The size of a generated module (lines of its text, about one op each) from which a variant built

@@ -70,6 +70,9 @@ class Deopt:
     kind: str
     site: str
     reason: str
+    # A failed floating-point check ("fp-error") on a call whose inputs held NaN or inf, which the
+    # deferred checks cannot tell from an event (pyfront/api.py: relaxing to per-op checks can help).
+    nonfinite_inputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ class Variant:
     hoisted_guards: list = field(default_factory=list)  # (GuardInfo, guards.ShapeGuard): checked on the inputs
     device_state: bool = False  # committed arrays stay in device buffers (Config.device_state)
     fp_checks_per_op: bool = False  # guard-fp-events checked each op exactly (not deferred)
+    # Its graph can make a NaN or inf NumPy reports no event for (jit._makes_quiet_nonfinite; pyfront/api.py).
+    quiet_nonfinite: bool = False
     storage: list = field(default_factory=list)  # bind-result-storage: [output, input of its path] per storage argument
     merged_stores: dict = field(default_factory=dict)  # bind-result-storage: path -> the output it shares
     draws: list = field(default_factory=list)  # host_draws.HostDraw per random draw, in program order
@@ -130,7 +135,7 @@ class Variant:
     last_used: int = field(default_factory=lambda: next(_USE_CLOCK))
     # A guard that fails on data suspends the variant for a while (pyfront/api.py, SUSPEND_CALLS):
     strikes: int = 0  # such failures since it last ran again
-    fp_errors: int = 0  # failed floating-point checks (api.RELAX_FP_CHECKS_AFTER)
+    fp_errors: int = 0  # failed floating-point checks that NaN or inf inputs or constants may explain (api.py)
     suspensions: int = 0
     suspended_until: int = 0  # the function's call count from which it is tried again
     suspension: str = ""  # why, for the calls it sends to the interpreter meanwhile
@@ -337,7 +342,7 @@ class Variant:
                 for g in failed:
                     g.failures += 1
                 g = failed[0]
-                return Deopt(g.kind, g.site, g.reason)
+                return Deopt(g.kind, g.site, g.reason, g.kind == "fp-error" and any(map(_holds_nonfinite, inputs)))
         raising = next((w for w in self._warnings if w.would_raise()), None)
         if raising is not None:  # the interpreter raises it mid-call, after the effects before it
             return Deopt("raise", raising.site, f"the warnings filters turn {raising.category.__name__} "
@@ -400,6 +405,13 @@ class Variant:
 def _drawn_later(args: tuple) -> None:
     """The resolver of a random draw's input: the call's draw gives the value (Variant.run)."""
     return None
+
+
+def _holds_nonfinite(x: Any) -> bool:
+    """Whether input value `x` is or holds a float NaN or infinity."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc" and not np.isfinite(x).all()
+    return isinstance(x, float | complex | np.inexact) and not np.isfinite(x)
 
 
 def _take(spare: list):
