@@ -155,6 +155,60 @@ def test_difference_takes_the_tolerance_of_the_approximations():
     assert difference(exact, approximated, approximate=np.dtype(np.float64)) is not None
 
 
+def test_verified_calls_scale_the_tolerance_to_each_arrays_largest_magnitude():
+    """A float32 logit that cancels to near zero, summed in another order than NumPy's (model_cnn's
+    forward after 336 steps): 4.7e-6 off at -0.06 is far beyond elementwise float32 tolerance, but a
+    few ulps of the array's largest value, 54. Only verified calls allow that; the tests do not."""
+    numpy = np.array([[-0.060229320, 54.0], [3.0, -12.5]], np.float32)
+    compiled = numpy.copy()
+    compiled[0, 0] = np.float32(-0.060224563)
+    assert difference(numpy, compiled) is not None
+    assert difference(numpy, compiled, scaled=True) is None
+    assert difference({"logits": [numpy]}, {"logits": [compiled]}, scaled=True) is None  # through containers
+    compiled[0, 0] = np.float32(-0.07)  # 1.8e-4 of the scale: a miscompile, not rounding
+    assert difference(numpy, compiled, scaled=True) is not None
+    # The scale is of the finite values: an inf does not make every difference allowed.
+    assert difference(np.array([np.inf, 1.0], np.float32), np.array([np.inf, 1.1], np.float32), scaled=True)
+
+
+def logits(x, w):
+    return x @ w
+
+
+@pytest.fixture
+def reordered(monkeypatch):
+    """Every variant's float outputs come back as a summation order other than NumPy's could give
+    them: the element nearest zero moved by two ulps of the array's largest magnitude."""
+    real = jit.PreparedVariant.build
+
+    def build(prepared):
+        variant = real(prepared)
+        invoke = variant.invoke
+
+        def rounded_otherwise(inputs, *rest):
+            outputs = invoke(inputs, *rest)
+            for o, p in zip(outputs, variant.output_paths):
+                if p != "guards" and o.dtype == np.float32:
+                    o.flat[np.argmin(np.abs(o))] += 2 * np.spacing(np.abs(o).max())
+            return outputs
+
+        variant.invoke = rounded_otherwise
+        return variant
+
+    monkeypatch.setattr(jit.PreparedVariant, "build", build)
+
+
+def test_a_verified_call_keeps_a_variant_whose_sums_round_otherwise(reordered):
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    w = np.array([[2.0, 1e-3], [-1.0, 20.0]], np.float32)  # [0, 0] cancels to 0
+    f = pyfront.compile(logits, profile_calls=1)
+    results = [f(x, w) for _ in range(4)]
+    np.testing.assert_array_equal(results[1], x @ w)  # the verified call's answer is the interpreter's
+    report = pyfront.explain(f)
+    assert not report.verify_failures and report.verified_calls == 1 and report.compiled_calls == 3, str(report)
+    assert results[3][0, 0] != 0  # the compiled code's own rounding, kept
+
+
 def test_printed_floats_take_the_tolerance_of_the_approximations():
     """`print(f"cost {cost}")` of a summed cost: its last digit may differ as the cost itself may."""
     f64 = np.dtype(np.float64)
