@@ -21,23 +21,28 @@ from pyfront.runtime.verify import difference, text_difference
 pytestmark = pytest.mark.iree
 
 
-@pytest.fixture
-def miscompiling(monkeypatch):
-    """Every variant compiled from now on returns each output + 1."""
+def _changing_outputs(monkeypatch, change) -> None:
+    """Every variant compiled from now on returns `change(output)` for each output but the guard flags."""
     real = jit.PreparedVariant.build
 
     def build(prepared):
         variant = real(prepared)
         invoke = variant.invoke
 
-        def wrong(inputs, *rest):
+        def changed(inputs, *rest):
             outputs = invoke(inputs, *rest)
-            return [o if p == "guards" else o + 1 for o, p in zip(outputs, variant.output_paths)]
+            return [o if p == "guards" else change(o) for o, p in zip(outputs, variant.output_paths)]
 
-        variant.invoke = wrong
+        variant.invoke = changed
         return variant
 
     monkeypatch.setattr(jit.PreparedVariant, "build", build)
+
+
+@pytest.fixture
+def miscompiling(monkeypatch):
+    """Every variant compiled from now on returns each output + 1."""
+    _changing_outputs(monkeypatch, lambda o: o + 1)
 
 
 def double(x):
@@ -177,25 +182,14 @@ def logits(x, w):
 
 @pytest.fixture
 def reordered(monkeypatch):
-    """Every variant's float outputs come back as a summation order other than NumPy's could give
+    """Every variant's float32 outputs come back as a summation order other than NumPy's could give
     them: the element nearest zero moved by two ulps of the array's largest magnitude."""
-    real = jit.PreparedVariant.build
+    def rounded_otherwise(o):
+        if o.dtype == np.float32 and o.size:
+            o.flat[np.argmin(np.abs(o))] += 2 * np.spacing(np.abs(o).max())
+        return o
 
-    def build(prepared):
-        variant = real(prepared)
-        invoke = variant.invoke
-
-        def rounded_otherwise(inputs, *rest):
-            outputs = invoke(inputs, *rest)
-            for o, p in zip(outputs, variant.output_paths):
-                if p != "guards" and o.dtype == np.float32:
-                    o.flat[np.argmin(np.abs(o))] += 2 * np.spacing(np.abs(o).max())
-            return outputs
-
-        variant.invoke = rounded_otherwise
-        return variant
-
-    monkeypatch.setattr(jit.PreparedVariant, "build", build)
+    _changing_outputs(monkeypatch, rounded_otherwise)
 
 
 def test_a_verified_call_keeps_a_variant_whose_sums_round_otherwise(reordered):
