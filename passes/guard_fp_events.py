@@ -71,7 +71,7 @@ from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import dtype_of, shape_of, tensor_dtype
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions
-from pyfront.passes.pooled_checks import poolable, pooled_flags
+from pyfront.passes.pooled_checks import group_flags, poolable
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array
 
@@ -414,17 +414,12 @@ def _pooled(check: _Check) -> bool:
 
 
 def _group_flags(groups: list[list[_Check]]) -> list[Flag]:
-    """Per group, that every check of it holds at every element of their shared shape: a 0-d tensor<i1>.
-
-    Groups of small values checked for non-finite values share one reduction
+    """Per group, that every check of it holds at every element of their shared shape: a 0-d tensor<i1>,
+    and the ops it covers. Groups of small values checked for non-finite values share one reduction
     (passes/pooled_checks.py); the others get one each (`_least`).
     """
-    pooled = [g for g in groups if _pooled(g[0])]
-    least = dict(zip(map(id, pooled), pooled_flags(list(map(_values, pooled)), _isfinite, 0.0)))
-    # Reduced as i8, then the 0-d cast: an i1 reduction was 2.5x slower in IREE's CPU code
-    # (the check cost 324 us instead of 110 us on the demo's 256x1024 GELU+layernorm).
-    return [(apply("astype", least[id(g)] if id(g) in least else _least(g), dtype="bool"),
-             list(dict.fromkeys(s for check in g for s in check.sources))) for g in groups]
+    flags = group_flags(groups, _values, lambda g: _pooled(g[0]), _isfinite, 0.0, _least)
+    return [(flag, list(dict.fromkeys(s for check in g for s in check.sources))) for flag, g in zip(flags, groups)]
 
 
 def _values(group: list[_Check]) -> list[ir.Value]:

@@ -65,14 +65,13 @@ import numpy as np
 from pyfront.dialects.core import GUARD
 from pyfront.dialects.mlir import arith, ir, math, walk
 from pyfront.dialects.primitives import emit, subnormal
-from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.primitives.elementwise import EXACT_IN_FLOAT64
 from pyfront.dialects.types import dtype_of, is_tensor, shape_of, tensor_dtype
 from pyfront.errors import Unsupported
 from pyfront.passes.bound_dispatch_inputs import LIMIT
 from pyfront.passes.funcs import functions, input_paths
 from pyfront.passes.opaque_constants import BACKEND
-from pyfront.passes.pooled_checks import poolable, pooled_flags
+from pyfront.passes.pooled_checks import group_flags, poolable
 from pyfront.passes.registry import register_pass
 from pyfront.passes.specialize import constant_array, has_subnormal
 
@@ -224,9 +223,7 @@ def _is_float(v: ir.Value) -> bool:
 def _hold_no_subnormal(groups: list[list[ir.Value]]) -> list[ir.Value]:
     """Per group of float tensors (of one shape), a 0-d tensor<i1>: every element of each is 0, NaN or
     at least the smallest normal. Small groups share one reduction (passes/pooled_checks.py)."""
-    pooled = [g for g in groups if poolable(g)]
-    held = dict(zip(map(id, pooled), pooled_flags(pooled, _not_subnormal, 0.0)))
-    return [apply("astype", held[id(g)] if id(g) in held else _least(g), dtype="bool") for g in groups]
+    return group_flags(groups, list, poolable, _not_subnormal, 0.0, _least)
 
 
 def _not_subnormal(x: ir.Value) -> ir.Value:

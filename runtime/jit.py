@@ -107,7 +107,7 @@ def _makes_quiet_nonfinite(module: ir.Operation) -> bool:
         value = op.results[0] if op.name == "arith.constant" else None
         if IGNORED_EVENTS in op.attributes or (
                 value is not None and is_tensor(value.type) and tensor_dtype(value.type).kind == "f"
-                and not np.isfinite(constant_array(value)).all()):
+                and (array := constant_array(value)) is not None and not np.isfinite(array).all()):
             found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
