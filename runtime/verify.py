@@ -28,10 +28,12 @@ to 1e-5 relative since IREE's float32 transcendentals differ from libm by up to
 `approximate_dtype`; NaNs equal; the sign of a zero exactly), recursively
 through tuples, lists, dicts and objects' `__dict__`; random generators by
 their state. It returns a description of the first difference, or None.
-Verified calls compare float arrays with an absolute tolerance scaled to each
-array's largest magnitude too (`scaled`): matmuls and sums in another order
-than NumPy's round differently, by up to that scale times a few ulps, and an
-element that cancels to near zero would otherwise retire a correct variant.
+Verified calls of a variant whose graph holds such ops (matmuls, sums, ...:
+`approximate_dtype`) compare float arrays with an absolute tolerance scaled
+to each array's largest magnitude too (`scaled`): matmuls and sums in
+another order than NumPy's round differently, by up to that scale times a
+few ulps, and an element that cancels to near zero would otherwise retire a
+correct variant.
 `text_difference` compares printed text the same way: exactly, except that the
 floats in a variant's text that approximations computed (`print(loss)` of a
 summed loss) may differ in their last digits as the floats themselves may.
@@ -222,8 +224,14 @@ def verified_run(variant: Any, fn: Any, args: tuple, call: tuple[tuple, dict]) -
     mismatch = _compare(variant, args, pending, result, error, out.getvalue(), before) or next(
         (d for (path, value), array in zip(pending.written, written)
          if (d := difference(array, value, f"array {path} written in place", variant.approximate_dtype,
-                                  scaled=True))), None)
+                                  scaled=_reorders(variant)))), None)
     return Verdict(result, error, mismatch)
+
+
+def _reorders(variant) -> bool:
+    """Whether the variant's graph holds ops that may round otherwise than NumPy (matmuls, sums, exp, ...:
+    `approximate_dtype`): only then are its float arrays compared to their scaled tolerance."""
+    return variant.approximate_dtype is not None
 
 
 def _by_list(appended: list) -> dict:
@@ -243,7 +251,7 @@ def _rebound(path: str, stored: dict) -> bool:
 def _compare(variant, args, pending, result, error, printed: str, before: dict) -> str | None:
     if error is not None:
         return f"the interpreter raised {type(error).__name__}: {error}; the compiled code returned a value"
-    d = difference(result, pending.result, "result", variant.approximate_dtype, scaled=True)
+    d = difference(result, pending.result, "result", variant.approximate_dtype, scaled=_reorders(variant))
     if d:
         return d
     compiled_out = io.StringIO()
@@ -258,12 +266,12 @@ def _compare(variant, args, pending, result, error, printed: str, before: dict) 
             now = variant.resolver(path)(args)
         except Exception as e:  # noqa: BLE001
             return f"state {path}: the interpreter left it unreadable ({type(e).__name__})"
-        d = difference(now, value, f"state {path}", variant.approximate_dtype, scaled=True)
+        d = difference(now, value, f"state {path}", variant.approximate_dtype, scaled=_reorders(variant))
         if d:
             return d
     for path, (now, items) in _by_list(pending.appended).items():
         d = difference(list(now[len(now) - len(items):]), items, f"the items appended to {path}",
-                       variant.approximate_dtype, scaled=True)
+                       variant.approximate_dtype, scaled=_reorders(variant))
         if d:
             return d
     for generator, state in pending.drawn:

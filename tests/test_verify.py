@@ -203,6 +203,15 @@ def test_a_verified_call_keeps_a_variant_whose_sums_round_otherwise(reordered):
     assert results[3][0, 0] != 0  # the compiled code's own rounding, kept
 
 
+def test_a_graph_without_reordering_ops_is_verified_elementwise(reordered):
+    """`x * 2.0` rounds exactly as NumPy does: no scaled tolerance, the nudged element is a miscompile."""
+    f = pyfront.compile(double, profile_calls=1)
+    for _ in range(3):
+        f(np.array([0.0, 1.0, 50.0], np.float32))
+    report = pyfront.explain(f)
+    assert report.verify_failures and report.compiled_calls == 0, str(report)
+
+
 def test_printed_floats_take_the_tolerance_of_the_approximations():
     """`print(f"cost {cost}")` of a summed cost: its last digit may differ as the cost itself may."""
     f64 = np.dtype(np.float64)
