@@ -49,17 +49,17 @@ func.func @scalar(%s: tensor<f64>) -> tensor<f64> {
 
 /// Arguments of one static shape and dtype are checked together; their guard
 /// names all of their paths. Small groups are rows of one table per dtype,
-/// padded with 0.0 (not subnormal): one reduction for the float32 groups of
+/// of 0.0 where they do not fill it (not subnormal): one reduction for the float32 groups of
 /// shapes 2x3 and 3, one for the float64 one. Each argument of a dynamic
 /// shape gets its own check (two `?` dims may differ at run time).
 
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME:    (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x3xf64>, %[[C:.*]]: tensor<3xf32>, %[[D:.*]]: tensor<?xf32>, %[[E:.*]]: tensor<?xf32>)
 // CHECK:         %[[ROWA:.*]] = "pyfront.reshape"(%[[A]]) {shape = array<i64: 1, 6>}
-// CHECK-NEXT:    %[[PAD:.*]] = arith.constant dense<0.000000e+00> : tensor<3xf32>
-// CHECK-NEXT:    %[[PADDED:.*]] = "pyfront.concatenate"(%[[C]], %[[PAD]])
-// CHECK-NEXT:    %[[ROWC:.*]] = "pyfront.reshape"(%[[PADDED]]) {shape = array<i64: 1, 6>}
-// CHECK-NEXT:    %[[F32:.*]] = "pyfront.concatenate"(%[[ROWA]], %[[ROWC]])
+// CHECK-NEXT:    %[[ROWC:.*]] = "pyfront.reshape"(%[[C]]) {shape = array<i64: 1, 3>}
+// CHECK-NEXT:    %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<2x6xf32>
+// CHECK-NEXT:    %[[WITHA:.*]] = "pyfront.update_slice"(%[[ZEROS]], %[[ROWA]]) {offsets = array<i64: 0, 0>
+// CHECK-NEXT:    %[[F32:.*]] = "pyfront.update_slice"(%[[WITHA]], %[[ROWC]]) {offsets = array<i64: 1, 0>
 // CHECK:         linalg.generic {{.*}} ins(%[[F32]] : tensor<2x6xf32>) outs(%{{.*}} : tensor<2xi8>)
 // CHECK:           arith.cmpf uge, %{{.*}}, %{{.*}} : f32
 // CHECK:         %[[ROWB:.*]] = "pyfront.reshape"(%[[B]]) {shape = array<i64: 1, 6>}

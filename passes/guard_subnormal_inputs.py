@@ -30,7 +30,7 @@ that `_exactly_in_float64` computes as NumPy does
 at most `SMALL` elements, reading it or a result of the closure. When every
 reader of the argument is such an op, the return or a check that tests it
 only for NaN and infinity (guard-fp-events': a subnormal compares with
-those constants as zero does; reshapes and concatenations copy its bits to
+those constants as zero does; reshapes, concatenations and slice updates copy its bits to
 such readers), and at most `MAX_LEAVING` of the closure's
 results have another reader, the argument is not guarded, its closure's ops
 get the `subnormal.EXACT` attribute (lowered through float64, subnormals
@@ -86,7 +86,7 @@ SMALL = 16
 # guarded instead (exact forward ops and their checks made model_treenn's step 13% slower, measured).
 MAX_LEAVING = 2
 GPU_BACKENDS = frozenset({"vulkan", "cuda"})
-MOVES = frozenset({"pyfront.reshape", "pyfront.concatenate"})
+MOVES = frozenset({"pyfront.reshape", "pyfront.concatenate", "pyfront.update_slice"})
 
 
 @register_pass("guard-subnormal-inputs",

@@ -8,11 +8,11 @@ executables, and compiling the module without them took 2.9 s instead of 4.5 s.
 Pooled, treenn's step has 40 executables (52 dispatches instead of 71).
 
 `pooled_flags` reduces many groups ("rows") at once: each row's values,
-flattened and concatenated, padded with a value the predicate accepts, is a
-row of one [rows, width] table, and one reduction along the rows gives every
-row's flag. IREE moves the values into the table with copies (a
-`tensor.concat` becomes `flow.tensor.update`s, which are not dispatches) and
-the padding with a fill. Rows are packed into tables widest first, a table
+flattened, are written one after the other into a row of one [rows, width]
+table filled with a value the predicate accepts, and one reduction along
+the rows gives every row's flag. IREE fills the table and moves each value
+into it with a copy (`update_slice` becomes a `flow.tensor.update`), not a
+dispatch. Rows are packed into tables widest first, a table
 taking a row while its padding stays within `SLACK` elements or its rows'
 own size, so the fills cost at most that of the copies or a few us.
 Only rows that `poolable` accepts join: static shapes, one dtype, at most
@@ -105,20 +105,21 @@ def _least_per_row(rows: list[list[ir.Value]], sizes: list[int], holds: Predicat
     """A [len(rows)] tensor<i8>: per row (of `sizes` elements, widest first), the min over its elements of
     `holds` (as 0 or 1)."""
     dtype, width = tensor_dtype(rows[0][0].type), sizes[0]
-    table = []
-    for row, size in zip(rows, sizes):
-        if len(row) == 1 and size == width:
-            line = row[0]
-        else:
-            parts = [v if len(shape_of(v.type)) == 1 else apply("reshape", v, shape=[math.prod(shape_of(v.type))])
-                     for v in row]
-            if size < width:
-                parts.append(emit.splat(padding, (width - size,), dtype))
-            line = apply("concatenate", *parts, axis=0) if len(parts) > 1 else parts[0]
-        table.append(apply("reshape", line, shape=[1, width]))
-    values = apply("concatenate", *table, axis=0) if len(table) > 1 else table[0]
+    flat = [[v if shape_of(v.type) == (1, n) else apply("reshape", v, shape=[1, n])
+             for v, n in ((v, math.prod(shape_of(v.type))) for v in row)] for row in rows]
+    if len(flat) == 1 and len(flat[0]) == 1:
+        table = flat[0][0]  # the value itself: no copy
+    else:
+        # `padding` everywhere, each value written into its row in place: one copy per value (a
+        # concatenation per row, then of the rows, was two; mlp_train_step: 24 copies -> 10).
+        table = emit.splat(padding, (len(rows), width), dtype)
+        for r, row in enumerate(flat):
+            column = 0
+            for v in row:
+                table = apply("update_slice", table, v, offsets=[r, column], strides=[1, 1])
+                column += shape_of(v.type)[1]
     i8 = ir.IntegerType.get_signless(8)
-    (least,) = emit.generic([values], [emit.projection_map(2, [0, 1])], [emit.fill(1, [len(rows)], I8)],
+    (least,) = emit.generic([table], [emit.projection_map(2, [0, 1])], [emit.fill(1, [len(rows)], I8)],
                             [emit.projection_map(2, [0])], [emit.PARALLEL, emit.REDUCTION],
                             lambda args: arith.minsi(args[1], arith.extui(i8, holds(args[0]))))
     return least
