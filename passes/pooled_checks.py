@@ -75,7 +75,7 @@ def pooled_flags(rows: list[list[ir.Value]], holds: Predicate, padding: float) -
     sizes = [sum(math.prod(shape_of(v.type)) for v in row) for row in rows]
     flags: list[ir.Value | None] = [None] * len(rows)
     for table in _tables(rows, sizes):
-        least = _least_per_row([rows[r] for r in table], [sizes[r] for r in table], holds, padding)
+        least = _least_per_row([rows[r] for r in table], sizes[table[0]], holds, padding)
         for k, r in enumerate(table):
             flags[r] = apply("reshape", apply("slice", least, offsets=[k], sizes=[1], strides=[1]), shape=[])
     return flags
@@ -101,10 +101,10 @@ def _tables(rows: list[list[ir.Value]], sizes: list[int]) -> list[list[int]]:
     return tables
 
 
-def _least_per_row(rows: list[list[ir.Value]], sizes: list[int], holds: Predicate, padding: float) -> ir.Value:
-    """A [len(rows)] tensor<i8>: per row (of `sizes` elements, widest first), the min over its elements of
-    `holds` (as 0 or 1)."""
-    dtype, width = tensor_dtype(rows[0][0].type), sizes[0]
+def _least_per_row(rows: list[list[ir.Value]], width: int, holds: Predicate, padding: float) -> ir.Value:
+    """A [len(rows)] tensor<i8>: per row (of at most `width` elements), the min over its elements of `holds`
+    (as 0 or 1)."""
+    dtype = tensor_dtype(rows[0][0].type)
     flat = [[v if shape_of(v.type) == (1, n) else apply("reshape", v, shape=[1, n])
              for v, n in ((v, math.prod(shape_of(v.type))) for v in row)] for row in rows]
     if len(flat) == 1 and len(flat[0]) == 1:
