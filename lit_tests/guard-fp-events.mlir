@@ -511,7 +511,7 @@ func.func @pooled_rows(%x: tensor<2x3xf32>, %y: tensor<4xf32>) -> (tensor<2x3xf3
 
 // -----
 
-/// A value of more than pooled_checks.POOL_MAX_ELEMENTS elements gets its own
+/// A value of more than PYFRONT_POOL_MAX_ELEMENTS (4096) elements gets its own
 /// reduction: per-element flags (which IREE fuses into the producer's
 /// dispatch) and their min; a copy into a table would cost a pass over it.
 

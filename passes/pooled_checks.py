@@ -16,8 +16,9 @@ dispatch. Rows are packed into tables widest first, a table
 taking a row while its padding stays within `SLACK` elements or its rows'
 own size, so the fills cost at most that of the copies or a few us.
 Only rows that `poolable` accepts join: static shapes, one dtype, at most
-`POOL_MAX_ELEMENTS` elements; a larger value's own reduction costs little
-next to a pass over its elements, and a copy of it would not.
+PYFRONT_POOL_MAX_ELEMENTS elements (passes/settings.py, default 4096; 0
+turns pooling off); a larger value's own reduction costs little next to a
+pass over its elements, and a copy of it would not.
 
 `group_flags` is what both passes call: per group of values, its guard's
 flag, pooled where the group is small, the pass's own reduction elsewhere.
@@ -38,8 +39,8 @@ from pyfront.dialects.mlir import arith, ir
 from pyfront.dialects.primitives import emit
 from pyfront.dialects.primitives.bind import apply
 from pyfront.dialects.types import shape_of, tensor_dtype
+from pyfront.passes import settings
 
-POOL_MAX_ELEMENTS = 1 << 12
 # Padding a table may always add (the fill of 64 KiB of float32 costs ~2 us); beyond it, at most its rows' size.
 SLACK = 1 << 14
 # Rows per table: each is a copy into the table, and a table is a value like any other.
@@ -50,10 +51,10 @@ Predicate = Callable[[ir.Value], ir.Value]  # a float scalar -> an i1
 
 
 def poolable(values: list[ir.Value]) -> bool:
-    """Whether `values` may be a row of a pool: static shapes, one dtype, at most POOL_MAX_ELEMENTS in all."""
+    """Whether `values` may be a row of a pool: static shapes, one dtype, at most PYFRONT_POOL_MAX_ELEMENTS in all."""
     shapes = [shape_of(v.type) for v in values]
     return (all(None not in s for s in shapes) and len({tensor_dtype(v.type) for v in values}) == 1
-            and sum(map(math.prod, shapes)) <= POOL_MAX_ELEMENTS)
+            and sum(map(math.prod, shapes)) <= settings.integer("PYFRONT_POOL_MAX_ELEMENTS"))
 
 
 def group_flags(groups: list, values: Callable[[Any], list[ir.Value]], pooled: Callable[[Any], bool],

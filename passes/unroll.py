@@ -14,7 +14,7 @@ iterations). Semantics are unchanged: copies run in the loop's order.
 Budget: a loop is unrolled only if trip count <= MAX_TRIP_COUNT (256) and
 trip count x ops in its body (nested ops included) fits in what is left of
 the module's budget, by default 16384 ops, set by the environment variable
-PYFRONT_UNROLL_BUDGET (read each time the pass runs; 0 disables unrolling).
+PYFRONT_UNROLL_BUDGET (passes/settings.py; 0 disables unrolling).
 The budget covers all loops of the module together (each unrolled loop
 spends trip count x its body's size), so the ops unrolling adds to a module
 never exceed it, however many loops it has. Inner loops are unrolled first,
@@ -31,14 +31,12 @@ unrolled.
 
 from __future__ import annotations
 
-import os
-
 from pyfront.dialects.mlir import arith, ir, walk
 from pyfront.dialects.primitives.base import by_op_name
+from pyfront.passes import settings
 from pyfront.passes.registry import register_pass
 
 MAX_TRIP_COUNT = 256
-DEFAULT_BUDGET = 16384
 MAX_KERNELS = 64
 
 
@@ -54,17 +52,9 @@ def _is_kernel(op: ir.Operation) -> bool:
             or prim.name in ("dynamic_slice", "dynamic_update_slice"))
 
 
-def budget() -> int:
-    value = os.environ.get("PYFRONT_UNROLL_BUDGET", str(DEFAULT_BUDGET))
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"PYFRONT_UNROLL_BUDGET must be an integer, got {value!r}") from None
-
-
 @register_pass("unroll", "Unroll scf.for loops with a constant trip count (budget: PYFRONT_UNROLL_BUDGET ops).")
 def unroll(module: ir.Operation) -> None:
-    limit = budget()
+    limit = settings.integer("PYFRONT_UNROLL_BUDGET")
     loops: list[ir.Operation] = []
 
     def collect(op):

@@ -31,11 +31,10 @@ import numpy as np
 from pyfront.dialects.mlir import ir, walk
 from pyfront.dialects.primitives.base import IGNORED_EVENTS
 from pyfront.dialects.types import is_tensor, tensor_dtype
-from pyfront.passes import JIT_PIPELINE
+from pyfront.passes import JIT_PIPELINE, settings
 from pyfront.passes.guard_fp_events import PER_OP as FP_CHECKS_PER_OP
 from pyfront.passes.opaque_constants import BACKEND
 from pyfront.passes.specialize import constant_array
-from pyfront.passes.unroll import budget as unroll_budget
 from pyfront.runtime import lowered_cache, preparation_worker
 from pyfront.runtime.compiler_process import BACKGROUND_NICENESS
 from pyfront.runtime.iree_backend import (NOT_IN_PLACE, BackendRestriction, CompileResult, CompileTimeout,
@@ -75,7 +74,7 @@ def prepare_variant(fn, key: Any, args: tuple, kwargs: dict, config: Config, pro
         quiet_nonfinite = _makes_quiet_nonfinite(graph.module.operation)
         dump = _dumper(fn, key)  # each pass's output: then nothing comes from or goes to the disk cache
         text = "" if dump is not None else graph.module.operation.get_asm(enable_debug_info=True)
-        lowering = Lowering(text, graph.func_name, Definition.of(fn), passes, sorted(copied), unroll_budget())
+        lowering = Lowering(text, graph.func_name, Definition.of(fn), passes, sorted(copied), settings.current())
         if dump is not None:
             record = lower(graph.module, lowering, dump)
         else:

@@ -14,8 +14,8 @@ function of:
   guard sites that `explain` and errors show);
 * what the caller names besides (`parts`: the pass names, in order, and
   which results are only copied into the caller's arrays);
-* the one setting a pass reads outside the module: PYFRONT_UNROLL_BUDGET
-  (passes/unroll.py);
+* the settings passes read outside the module (passes/settings.py:
+  PYFRONT_UNROLL_BUDGET, PYFRONT_POOL_MAX_ELEMENTS);
 * the code that runs them: pyfront's own source (every `.py` file of the
   package, hashed once per process), the MLIR they link (iree-base-compiler's
   version) and NumPy, whose functions fold constants (passes/specialize.py);
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from pyfront import logs
-from pyfront.passes.unroll import budget as unroll_budget
+from pyfront.passes import settings
 from pyfront.runtime import disk_cache
 
 
@@ -76,7 +76,8 @@ def store(key: str | None, record: Any) -> Any:
 
 
 def _key(module_text: str, parts: tuple[str, ...]) -> str:
-    return disk_cache.make_key("pyfront-prepared", module_text, *parts, str(unroll_budget()), *code_versions())
+    return disk_cache.make_key("pyfront-prepared", module_text, *parts, json.dumps(settings.current(), sort_keys=True),
+                               *code_versions())
 
 
 @cache

@@ -35,7 +35,7 @@ class Lowering:
     definition: Definition  # of the compiled function: where a layout error is reported
     passes: list[str]
     copied: list[int]  # results only copied into the caller's arrays
-    unroll_budget: int  # passes/unroll.py's setting in the caller's process
+    settings: dict[str, int]  # passes/settings.py's values in the caller's process
     cache_key: str | None = None  # in lowered_cache, if the disk cache is on
 
     @property

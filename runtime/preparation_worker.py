@@ -209,6 +209,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 def serve() -> None:
     """The worker's loop: a JSON `Lowering` per line of stdin, a JSON reply per line of stdout."""
     from pyfront.dialects.mlir import ir, new_context
+    from pyfront.passes import settings
     from pyfront.runtime.lowered_cache import code_versions
     from pyfront.runtime.lowering import Lowering
     from pyfront.runtime.lowering import lower as lower_module
@@ -220,7 +221,7 @@ def serve() -> None:
     replies.flush()
     for line in sys.stdin:
         request = json.loads(line)
-        os.environ["PYFRONT_UNROLL_BUDGET"] = str(request["unroll_budget"])  # as the caller's (passes/unroll.py)
+        settings.apply(request["settings"])  # the passes read the caller's values
         lowering = Lowering(**{**request, "definition": Definition(*request["definition"])})
         try:
             with new_context():

@@ -94,9 +94,10 @@ def test_the_same_function_in_another_file_shares_the_iree_module(tmp_path, pass
     assert not variants[0].cache_hit and variants[1].cache_hit
 
 
-def test_another_unroll_budget_is_another_key(pass_runs, monkeypatch):
+@pytest.mark.parametrize("setting", ["PYFRONT_UNROLL_BUDGET", "PYFRONT_POOL_MAX_ELEMENTS"])
+def test_another_pass_setting_is_another_key(pass_runs, monkeypatch, setting):
     compiled(scaled_tanh, X, W)
-    monkeypatch.setenv("PYFRONT_UNROLL_BUDGET", "0")
+    monkeypatch.setenv(setting, "0")
     compiled(scaled_tanh, X, W)
     assert len(pass_runs) == 2
 

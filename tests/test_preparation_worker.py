@@ -100,6 +100,17 @@ def test_the_worker_lowers_a_module_as_this_process_does(fn, args):
     assert lowered_facts(there) == lowered_facts(here)
 
 
+def test_the_worker_lowers_with_the_callers_pass_settings(monkeypatch):
+    default = prepared(unrolled_step, (Cell(), XS), background=False)
+    monkeypatch.setenv("PYFRONT_UNROLL_BUDGET", "0")  # set here after the worker started
+    monkeypatch.setenv("PYFRONT_POOL_MAX_ELEMENTS", "0")
+    here = prepared(unrolled_step, (Cell(), XS), background=False)
+    there = prepared(unrolled_step, (Cell(), XS), background=True)
+    there.take(preparation_worker.lower(there.lowering))
+    assert lowered_facts(there) == lowered_facts(here) != lowered_facts(default)
+    assert "scf.for" in here.lowered and "scf.for" not in default.lowered
+
+
 def test_an_unsupported_module_raises_the_same_error_from_the_worker():
     x = np.ones((2, 3, 4))
     with pytest.raises(Unsupported) as here:
