@@ -9,7 +9,9 @@ Three workloads in plain NumPy:
   softmax cross-entropy), manual backprop, SGD update of the model object's
   attributes (deferred stores committed by the runtime);
 - mlp_step_784x1024: the same step with 784 -> 1024 -> 10 (3.2 MB of
-  parameters read and written every call).
+  parameters read and written every call);
+- model_treenn: bench/programs' TreeRNN training step (recursion over a
+  tree, value_and_grad, Adam), whose IREE module is many small kernels.
 Configurations, each adding to the previous one: the interpreter (NumPy),
 compiled with no optional passes (only the required lowerings) and every
 result copied out, +unroll, +specialize (with hoist-entry-guards and refine-static-dims),
@@ -17,12 +19,16 @@ result copied out, +unroll, +specialize (with hoist-entry-guards and refine-stat
 IREE's buffers, see runtime/iree_backend.py), +bind-result-storage (the default
 configuration: state results are written into the buffers of the values they
 displace, see passes/bind_result_storage.py), +fuse (not in the default: see
-passes/pipeline.py). A
+passes/pipeline.py); then the default with one part taken out: "- pooled
+checks" (PYFRONT_POOL_MAX_ELEMENTS=0: each group of checked values gets a
+reduction of its own, passes/pooled_checks.py). A
 configuration IREE cannot compile is reported as such in the table. Each
-configuration is compiled and warmed up, then timed: `--repeats` rounds, each
-timing `--calls` calls of every configuration in turn; the table shows the
-median time per call and its ratio to the interpreter's median, all measured
-in this one run on this machine. Every compiled result is checked
+configuration is compiled (on empty caches: PYFRONT_CACHE_DIR=off) and warmed
+up, then timed: `--repeats` rounds, each timing `--calls` calls of every
+configuration in turn; the table shows the median time per call and its
+ratio to the interpreter's median, all measured in this one run on this
+machine, and the time of the call that compiled it (graph generation,
+passes and IREE's compile, which the user's first compiled call waits for). Every compiled result is checked
 against the interpreter before timing. Threads are pinned to one for NumPy's
 BLAS and IREE alike, as in `python -m bench` (bench/threads.py).
 """
@@ -30,7 +36,9 @@ BLAS and IREE alike, as in `python -m bench` (bench/threads.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import os
 import statistics
 import sys
 import time
@@ -45,6 +53,8 @@ import numpy as np  # noqa: E402
 
 import pyfront  # noqa: E402
 from pyfront.passes.pipeline import JIT_PIPELINE, REQUIRED, WITH_FUSION
+
+from bench.programs import model_treenn  # noqa: E402
 
 T, B, D, H = 16, 8, 32, 64
 
@@ -105,6 +115,8 @@ def workloads():
         "mlp_step": (mlp_step, (MLP(rng), f32(32, 64), one_hot)),
         # 3.2 MB of parameters: where keeping them on the device shows.
         "mlp_step_784x1024": (mlp_step, (MLP(rng, 784, 1024), f32(32, 784), one_hot)),
+        "model_treenn": (model_treenn.PROGRAM.fn,
+                         model_treenn.PROGRAM.make_inputs(next(iter(model_treenn.PROGRAM.sizes.values())), rng)),
     }
 
 
@@ -113,34 +125,57 @@ def _pipeline(*optional: str) -> tuple[str, ...]:
 
 
 _CLEANED = _pipeline("unroll", "specialize", "hoist-entry-guards", "refine-static-dims", "canonicalize", "cse")
-# (label, passes or None for the interpreter, device-resident state)
+# (label, passes or None for the interpreter, device-resident state, environment while it compiles)
 CONFIGS = [
-    ("interpreter", None, False),
-    ("compiled, no optional passes", _pipeline(), False),
-    ("+unroll", _pipeline("unroll"), False),
-    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards", "refine-static-dims"), False),
-    ("+canonicalize, cse", _CLEANED, False),
-    ("+device state", _CLEANED, True),
-    ("+result storage (default)", JIT_PIPELINE, True),
-    ("+fuse", WITH_FUSION, True),
+    ("interpreter", None, False, {}),
+    ("compiled, no optional passes", _pipeline(), False, {}),
+    ("+unroll", _pipeline("unroll"), False, {}),
+    ("+specialize", _pipeline("unroll", "specialize", "hoist-entry-guards", "refine-static-dims"), False, {}),
+    ("+canonicalize, cse", _CLEANED, False, {}),
+    ("+device state", _CLEANED, True, {}),
+    ("+result storage (default)", JIT_PIPELINE, True, {}),
+    ("+fuse", WITH_FUSION, True, {}),
+    ("default - pooled checks", JIT_PIPELINE, True, {"PYFRONT_POOL_MAX_ELEMENTS": "0"}),
 ]
 
 
 def _close(a, b) -> bool:
-    if isinstance(a, tuple):
-        return all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
     return np.allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def prepare(fn, args, passes, device_state: bool, calls: int, backend: str):
-    """(callable, its own copy of the arguments), warmed up; or why the configuration did not compile."""
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def prepare(fn, args, passes, device_state: bool, env: dict[str, str], calls: int, backend: str):
+    """(callable, its own copy of the arguments, seconds of the call that compiled it), warmed up;
+    or why the configuration did not compile."""
+    compile_seconds = None
     if passes is None:
         run = fn
     else:
         run = pyfront.compile(fn, passes=passes, profile_calls=1, device_state=device_state, backend=backend,
                               wait_for_compile="always")
         expected = fn(*copy.deepcopy(args))
-        for _ in range(3):
+        with _environment(env):
+            run(*copy.deepcopy(args))  # profiled
+            start = time.perf_counter()
+            got = run(*copy.deepcopy(args))  # compiles, and waits for it
+            compile_seconds = time.perf_counter() - start
             got = run(*copy.deepcopy(args))
         if not _close(expected, got):
             raise AssertionError(f"{fn.__name__} with {passes}: compiled result differs from the interpreter")
@@ -151,7 +186,7 @@ def prepare(fn, args, passes, device_state: bool, calls: int, backend: str):
     args = copy.deepcopy(args)
     for _ in range(calls):  # warm-up
         run(*args)
-    return run, args
+    return run, args, compile_seconds
 
 
 def measure(prepared: dict, repeats: int, calls: int) -> dict:
@@ -159,7 +194,7 @@ def measure(prepared: dict, repeats: int, calls: int) -> dict:
     so that a change in the machine's load affects every configuration alike."""
     samples = {label: [] for label in prepared}
     for _ in range(repeats):
-        for label, (run, args) in prepared.items():
+        for label, (run, args, _) in prepared.items():
             start = time.perf_counter()
             for _ in range(calls):
                 run(*args)
@@ -175,25 +210,28 @@ def main(argv=None) -> None:
                         help="pyfront backend (default: pyfront's, i.e. PYFRONT_BACKEND or cpu)")
     args = parser.parse_args(argv)
     configure_loaded("pyfront", 1)
+    os.environ["PYFRONT_CACHE_DIR"] = "off"  # every configuration's compile is timed whole
     rows = []
     for name, (fn, fn_args) in workloads().items():
-        prepared = {label: prepare(fn, fn_args, passes, device_state, args.calls, args.backend)
-                    for label, passes, device_state in CONFIGS}
+        prepared = {label: prepare(fn, fn_args, passes, device_state, env, args.calls, args.backend)
+                    for label, passes, device_state, env in CONFIGS}
         medians = measure({k: v for k, v in prepared.items() if not isinstance(v, str)}, args.repeats, args.calls)
         base = medians["interpreter"]
-        for label, _, _ in CONFIGS:
+        for label, *_ in CONFIGS:
             if isinstance(prepared[label], str):
-                rows.append((name, label, prepared[label], None))
+                rows.append((name, label, prepared[label], None, None))
             else:
-                rows.append((name, label, medians[label] * 1e6, base / medians[label]))
+                rows.append((name, label, medians[label] * 1e6, base / medians[label], prepared[label][2]))
     print(f"median of {args.repeats} samples x {args.calls} calls, configurations sampled in turn; "
-          f"speedup = interpreter median / median; backend {args.backend!r}; {describe(1)}")
-    print(f"{'workload':<18} {'configuration':<30} {'us/call':>10} {'speedup':>8}")
-    for name, label, us, ratio in rows:
+          f"speedup = interpreter median / median; compile: the call that compiled it, on empty caches; "
+          f"backend {args.backend!r}; {describe(1)}")
+    print(f"{'workload':<18} {'configuration':<30} {'us/call':>10} {'speedup':>8} {'compile':>8}")
+    for name, label, us, ratio, seconds in rows:
         if ratio is None:
             print(f"{name:<18} {label:<30} {us}")
         else:
-            print(f"{name:<18} {label:<30} {us:>10.1f} {ratio:>7.2f}x")
+            compiled = "" if seconds is None else f"{seconds:.2f} s"
+            print(f"{name:<18} {label:<30} {us:>10.1f} {ratio:>7.2f}x {compiled:>8}")
 
 
 if __name__ == "__main__":
