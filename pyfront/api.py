@@ -277,12 +277,19 @@ class CompiledFunction:
             logs.compile_log.info("%s: __code__ replaced: variants dropped, profiling again", self.__qualname__)
 
     def _profiled(self, call: tuple[tuple, dict], bound: tuple) -> Any:
-        """Run `call` in the interpreter, profiled; the profile sees its canonical arguments `bound`."""
+        """Run `call` in the interpreter, profiled; the profile sees its canonical arguments `bound`.
+
+        Only the call whose size the hotness threshold will read counts its events (the last of the
+        profiling window, before the threshold is set): counting made a call 2-4x slower (bench
+        model programs), which the first call and every deopt's re-run paid.
+        """
         with self._lock:
             if self._profiler is None:
                 self._profiler = Profiler(self.fn)
             self._report.interpreted_calls += 1
-        return self._profiler.run(*call, observed=bound)
+            count = (self._hot_after is None and self._warms_up()
+                     and self._report.profiled_calls - self._profiled_before_code >= self.config.profile_calls)
+        return self._profiler.run(*call, observed=bound, count_events=count)
 
     def _key(self, args: tuple) -> tuple:
         relaxed = self._relaxed
@@ -358,11 +365,15 @@ class CompiledFunction:
         wait = self.config.wait_for_compile
         return self.config.strict or wait == "always" or (type(wait) is int and calls_meanwhile >= wait)
 
+    def _warms_up(self) -> bool:
+        """Whether calls stay in the interpreter until the function is hot: where no call waits for compiles."""
+        return self.config.wait_for_compile == "never" and not self.config.strict
+
     def _warming_up(self) -> bool:
         """Whether a call that needs a first variant stays in the interpreter, the function not being
-        hot yet (lock held): only where no call waits for compiles (pyfront/hotness.py)."""
+        hot yet (lock held; pyfront/hotness.py)."""
         spent, config = self._interpreted_seconds, self.config
-        if spent is None or config.wait_for_compile != "never" or config.strict:
+        if spent is None or not self._warms_up():
             return False
         if self._hot_after is None:
             profile = self._profiler.profile

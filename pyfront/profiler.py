@@ -17,11 +17,14 @@ recursively: the callee of every call passes through a hook that swaps such a
 function (or a GradFunction's `f`) for an instrumented copy recording into
 `profile.callees[its code object]`. Other callees are called unchanged.
 
-Size. Each profiled call also counts its `sys.setprofile` events
-(`Profile.events`, from which pyfront/hotness.py expects how long preparing a
-variant takes), unless a profiler is already installed: that one is never
-displaced. The one trace the count leaves: code that calls `sys.getprofile()`
-during a profiled call gets pyfront's counter instead of None.
+Size. A profiled call run with `count_events` also counts its `sys.setprofile`
+events (`Profile.events`, from which pyfront/hotness.py expects how long
+preparing a variant takes), unless a profiler is already installed: that one
+is never displaced. Counting calls back into Python at every call and return,
+built-in ones included (2-4x the call's time on bench's model programs), so
+the caller asks for it only in the call whose count is read. The one trace
+the count leaves: code that calls `sys.getprofile()` during such a call gets
+pyfront's counter instead of None.
 """
 
 from __future__ import annotations
@@ -300,13 +303,16 @@ class Profiler:
         return self._instrumented(f, self.profile.callees.setdefault(f.__code__, Profile()),
                                   self._differentiated_callee)
 
-    def run(self, args: tuple, kwargs: dict, observed: tuple | None = None) -> Any:
+    def run(self, args: tuple, kwargs: dict, observed: tuple | None = None, count_events: bool = False) -> Any:
         """Run one call in the interpreter, recording arguments (`observed`: the call's canonical
-        arguments, callables.positional, when they are not `args`) and sites."""
+        arguments, callables.positional, when they are not `args`) and sites; with `count_events`,
+        its size too (`Profile.events`, else left as an earlier call counted it)."""
         self.profile.calls += 1
         for i, a in enumerate(args if observed is None else observed):
             self.profile.args.setdefault(i, Observation()).add(a)
         copy = self._instrumented(self.fn, self.profile, self._grad_callee)
+        if not count_events:
+            return call_depth.call_user(copy, args, kwargs)
         if sys.getprofile() is not None:  # never displace the user's profiler
             self.profile.events = 0
             return call_depth.call_user(copy, args, kwargs)

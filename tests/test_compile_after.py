@@ -136,6 +136,28 @@ def test_profiling_never_displaces_the_users_profiler():
     assert f._profiler.profile.events == 0  # not counted: the expected preparation is unknown (prepared at once)
 
 
+PROFILERS_SEEN = []
+
+
+def sees_the_profiler(x):
+    PROFILERS_SEEN.append(sys.getprofile())  # pyfront's event counter while it counts
+    return many_calls(x)
+
+
+@pytest.mark.parametrize("options, counted", [(dict(wait_for_compile="never"), [False, True]),
+                                              (dict(wait_for_compile="always"), [False, False])])
+def test_only_the_profiled_call_the_threshold_reads_counts_its_events(options, counted):
+    """Counting costs 2-4x a call: of the profiling window's calls only the last counts, and only where
+    the threshold is read (no call waits for compiles)."""
+    PROFILERS_SEEN.clear()
+    f = pyfront.compile(sees_the_profiler, profile_calls=2, **options)
+    x = np.linspace(-1, 1, 8)
+    for _ in range(2):
+        assert_same(sees_the_profiler(x), f(x))
+    assert [p is not None for p in PROFILERS_SEEN[1::2]] == counted  # (the even entries: the plain calls)
+    assert (f._profiler.profile.events >= 2000) == counted[-1]
+
+
 def test_compile_after_is_auto_or_seconds(monkeypatch):
     for bad in ("soon", -1, float("nan")):
         with pytest.raises(ValueError, match="compile_after must be 'auto' or a number of seconds >= 0"):
