@@ -19,7 +19,8 @@ worker existed), with `compile_after=0` (prepared right after profiling, the
 default before it existed) and with `wait_for_compile="always"` (each
 compiling call waits). The
 table gives the median seconds per loop over --repeats processes, each against
-NumPy's, and how many of pyfront's calls ran compiled. Writes bench/results/first_steps.md. Peers (jax.jit) run when installed.
+NumPy's, and how many of pyfront's calls ran compiled. Writes bench/results/first_steps.md
+(`--out FILE` elsewhere, `--out -` nowhere: a run of a few programs should not replace the table). Peers (jax.jit) run when installed.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help=f"where the table goes (default {RESULTS.relative_to(REPO)}; '-': printed only)")
     parser.add_argument("--child", nargs=3, metavar=("SYSTEM", "PROGRAM", "STEPS"), help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
@@ -152,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
                 cells.append(cell)
                 print(f"{program} {steps} {column}: {cell}", file=sys.stderr, flush=True)
             lines.append(f"| {program} | {steps} | " + " | ".join(cells) + " |")
-    RESULTS.write_text("\n".join(lines) + "\n")
+    if str(opts.out) != "-":
+        opts.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
