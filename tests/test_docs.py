@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-PYTHON_DOCS = ["compile.md", "what-compiles.md", "idioms.md", "nn.md", "grad.md", "aot.md", "distributed.md"]
+PYTHON_DOCS = ["compile.md", "what-compiles.md", "idioms.md", "nn.md", "grad.md", "aot.md", "distributed.md",
+               "performance.md"]
 
 
 def blocks(path: Path) -> list[tuple[str, str]]:
