@@ -526,3 +526,52 @@ func.func @large_value_alone(%x: tensor<8192xf32>) -> tensor<8192xf32> {
   %e = "pyfront.exp"(%x) : (tensor<8192xf32>) -> tensor<8192xf32> loc("m.py":1:4)
   return %e : tensor<8192xf32>
 }
+
+// -----
+
+/// slice_grad places every element of its cotangent (operand 0) in its
+/// result, so a NaN/inf there shows in the result: the cotangent needs no
+/// check of its own (one use: IREE can write it in place), the result carries
+/// its taint to the return, checked there. Of `like` only the shape is read:
+/// a tainted `like` is checked where slice_grad reads it (both checks share one
+/// reduction and guard: same shape).
+
+// CHECK-LABEL: func.func @slice_grad_keeps_its_cotangent
+// CHECK:         %[[CT:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}}) : (tensor<2x2xf32>)
+// CHECK-NEXT:    %[[LIKE:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}}) : (tensor<2x8xf32>)
+// CHECK-NEXT:    %[[G:[a-z0-9_]+]] = "pyfront.slice_grad"(%[[CT]], %[[LIKE]])
+// CHECK-NOT:     "pyfront.reshape"(%[[CT]])
+// CHECK:         "pyfront.reshape"(%[[LIKE]]) {shape = array<i64: 1, 16>}
+// CHECK:         "pyfront.reshape"(%[[G]]) {shape = array<i64: 1, 16>}
+// CHECK-NOT:     "pyfront.reshape"(%[[CT]])
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow in exp; or overflow in exp at m.py:1:4", site = "m.py:2:4"}
+// CHECK-NOT:     "pyfront.guard"
+func.func @slice_grad_keeps_its_cotangent(%x: tensor<2x2xf32>, %y: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %ct = "pyfront.exp"(%x) : (tensor<2x2xf32>) -> tensor<2x2xf32> loc("m.py":1:4)
+  %like = "pyfront.exp"(%y) : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("m.py":2:4)
+  %g = "pyfront.slice_grad"(%ct, %like) {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>} : (tensor<2x2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %g : tensor<2x8xf32>
+}
+
+// -----
+
+/// update_slice writes every element of the value (operand 1): its taint goes
+/// on in the result. The elements of `x` under it are dropped: a tainted `x`
+/// is checked where update_slice reads it.
+
+// CHECK-LABEL: func.func @update_slice_keeps_its_value
+// CHECK:         %[[X:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}}) : (tensor<2x8xf32>)
+// CHECK-NEXT:    %[[V:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}}) : (tensor<2x2xf32>)
+// CHECK-NEXT:    %[[U:[a-z0-9_]+]] = "pyfront.update_slice"(%[[X]], %[[V]])
+// CHECK-NOT:     "pyfront.reshape"(%[[V]])
+// CHECK:         "pyfront.reshape"(%[[X]]) {shape = array<i64: 1, 16>}
+// CHECK:         "pyfront.reshape"(%[[U]]) {shape = array<i64: 1, 16>}
+// CHECK-NOT:     "pyfront.reshape"(%[[V]])
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow in exp; or overflow in exp at m.py:2:4", site = "m.py:1:4"}
+// CHECK-NOT:     "pyfront.guard"
+func.func @update_slice_keeps_its_value(%x: tensor<2x8xf32>, %y: tensor<2x2xf32>) -> tensor<2x8xf32> {
+  %a = "pyfront.exp"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("m.py":1:4)
+  %v = "pyfront.exp"(%y) : (tensor<2x2xf32>) -> tensor<2x2xf32> loc("m.py":2:4)
+  %u = "pyfront.update_slice"(%a, %v) {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>, tensor<2x2xf32>) -> tensor<2x8xf32>
+  return %u : tensor<2x8xf32>
+}

@@ -20,7 +20,8 @@ element (its result there became NaN or inf), some guard of kind "fp-error"
 fails. Checking every op's result would cost a pass over every intermediate
 (the demo ran 30x slower), so the check waits: a NaN or inf survives ops that
 keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum, matmul,
-reshape, ...), and an elementwise float op that does not (tanh, exp of -inf,
+reshape, ..., or some of their operands: the cotangent of `slice_grad`, the
+value `update_slice` writes), and an elementwise float op that does not (tanh, exp of -inf,
 division by inf, where, maximum, ...) passes it on when its other float
 operands are finite constants: its result r becomes `r - (v - v)` for each
 tainted operand v of its dtype, r bit for bit where v is finite and NaN where
@@ -146,9 +147,9 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
     flags: list[Flag] = []
     ops = list(block.operations)
 
-    def check_operands(op: ir.Operation, unless_kept: bool = False) -> None:
-        for v in op.operands:
-            if v in tainted and not (unless_kept and _readers_keep_all(v, block)):
+    def check_operands(op: ir.Operation, unless_kept: bool = False, skip: tuple[int, ...] = ()) -> None:
+        for i, v in enumerate(op.operands):
+            if i not in skip and v in tainted and not (unless_kept and _readers_keep_all(v, block)):
                 checks.append(_Check("nonfinite", [v], shape_of(v.type), tainted.pop(v)))
 
     for op in ops[:-1]:  # the last op is the terminator
@@ -167,13 +168,13 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
             check_operands(op)
             continue
         result = op.results[0]
-        keeps = ((prim.keeps_nonfinite or (prim.name == "slice" and _readers_keep_all(op.operands[0], block)))
-                 and _is_float(result) and 0 not in shape_of(result.type))
+        kept = _kept_operands(prim, op, block)
         sources = []
-        if keeps:
-            for v in op.operands:
-                sources += tainted.get(v, [])
-        else:
+        for i in kept:
+            sources += tainted.get(op.operands[i], [])
+        if kept and len(kept) < len(op.operands):  # the others' NaN/inf may vanish here
+            check_operands(op, unless_kept=True, skip=kept)
+        elif not kept:
             forwarded = [] if per_op else _forwardable(op, result, tainted)
             for v in forwarded:
                 sources += tainted.pop(v)
@@ -214,6 +215,16 @@ def _checks(block: ir.Block, tainted: Tainted, per_op: bool, guard: bool = False
     return flags
 
 
+def _kept_operands(prim, op: ir.Operation, block: ir.Block) -> tuple[int, ...]:
+    """The positions of `op`'s operands each NaN/inf of which shows in its (float, non-empty) result."""
+    result = op.results[0]
+    if not _is_float(result) or 0 in shape_of(result.type):
+        return ()
+    if prim.name == "slice" and _readers_keep_all(op.operands[0], block):
+        return (0,)
+    return tuple(i for i in range(len(op.operands)) if prim.keeps_nonfinite_of(i))
+
+
 def _readers_keep_all(value: ir.Value, block: ir.Block) -> bool:
     """Every element of `value` reaches the result of one of its readers in `block` that keeps
     NaN/inf: an op with `keeps_nonfinite` (all of it), or a slice (its box of it).
@@ -237,7 +248,8 @@ def _readers_keep_all(value: ir.Value, block: ir.Block) -> bool:
         prim = by_op_name(reader.name)
         if prim is None or reader.block != block:
             continue
-        if prim.keeps_nonfinite and _is_float(reader.results[0]) and 0 not in shape_of(reader.results[0].type):
+        if (prim.keeps_nonfinite_of(use.operand_number) and _is_float(reader.results[0])
+                and 0 not in shape_of(reader.results[0].type)):
             return True
         if prim.name == "slice":
             sizes = shape_of(reader.results[0].type)

@@ -119,7 +119,9 @@ class Primitive:
     operand_rule: Callable[..., str | None] | None = None  # extra constraints on operand dtypes
     vjp: Callable[..., Any] | None = None
     fp_events: FpEvents | None = None
-    keeps_nonfinite: bool = False  # every NaN/inf of a float operand makes a NaN/inf of a (non-empty) result
+    # Every NaN/inf of a float operand makes a NaN/inf of a (non-empty) result: True for every operand, or
+    # the operand positions it holds for (`slice_grad` places all of its cotangent, none of `like`).
+    keeps_nonfinite: bool | tuple[int, ...] = False
     # Float results may differ from NumPy's in the last bits: IREE's approximations of transcendentals,
     # sums accumulated in another order. See `approximate_dtype`.
     approximate: bool = False
@@ -128,6 +130,11 @@ class Primitive:
     @property
     def op_name(self) -> str:
         return f"pyfront.{self.name}"
+
+    def keeps_nonfinite_of(self, operand: int) -> bool:
+        """Whether every NaN/inf of float operand `operand` makes a NaN/inf of a (non-empty) result."""
+        keeps = self.keeps_nonfinite
+        return keeps is True or (type(keeps) is tuple and operand in keeps)
 
     def infer(self, shapes: list[Shape], dtypes: list[np.dtype], params: dict[str, Any]) -> tuple[Shape, np.dtype]:
         """Result (shape, dtype); raises ValueError/TypeError when NumPy would raise."""
@@ -186,7 +193,7 @@ def primitive(
     operand_rule: Callable[..., str | None] | None = None,
     vjp: Callable[..., Any] | None = None,
     fp_events: FpEvents | None = None,
-    keeps_nonfinite: bool = False,
+    keeps_nonfinite: bool | tuple[int, ...] = False,
     approximate: bool = False,
 ) -> Primitive:
     """Define a primitive and register its op in the dialect."""

@@ -344,6 +344,7 @@ UPDATE_SLICE = primitive(
         Attr("strides", "i64s", "positive step per dimension"),
     ),
     vjp=_update_slice_vjp,
+    keeps_nonfinite=(1,),  # writes all of v; x's elements under it are dropped
 )
 
 
@@ -417,6 +418,7 @@ SLICE_GRAD = primitive(
         Attr("strides", "i64s", "positive step per dimension"),
     ),
     vjp=_slice_grad_vjp,
+    keeps_nonfinite=(0,),  # places all of ct; of `like`, only the shape
 )
 
 
