@@ -575,3 +575,21 @@ func.func @update_slice_keeps_its_value(%x: tensor<2x8xf32>, %y: tensor<2x2xf32>
   %u = "pyfront.update_slice"(%a, %v) {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>} : (tensor<2x8xf32>, tensor<2x2xf32>) -> tensor<2x8xf32>
   return %u : tensor<2x8xf32>
 }
+
+// -----
+
+/// dynamic_update_slice (offsets computed at run time, the box in range) writes
+/// all of its value too.
+
+// CHECK-LABEL: func.func @dynamic_update_slice_keeps_its_value
+// CHECK:         %[[V:[a-z0-9_]+]] = "pyfront.exp"(%{{.*}}) : (tensor<1x8xf32>)
+// CHECK-NEXT:    %[[U:[a-z0-9_]+]] = "pyfront.dynamic_update_slice"(%{{.*}}, %[[V]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     "pyfront.reshape"(%[[V]])
+// CHECK:         "pyfront.reshape"(%[[U]]) {shape = array<i64: 1, 32>}
+// CHECK:         "pyfront.guard"({{.*}}) {kind = "fp-error", reason = "floating-point overflow in exp", site = "m.py:1:4"}
+// CHECK-NOT:     "pyfront.guard"
+func.func @dynamic_update_slice_keeps_its_value(%x: tensor<4x8xf32>, %y: tensor<1x8xf32>, %i: tensor<i64>, %j: tensor<i64>) -> tensor<4x8xf32> {
+  %v = "pyfront.exp"(%y) : (tensor<1x8xf32>) -> tensor<1x8xf32> loc("m.py":1:4)
+  %u = "pyfront.dynamic_update_slice"(%x, %v, %i, %j) {strides = array<i64: 1, 1>} : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i64>, tensor<i64>) -> tensor<4x8xf32>
+  return %u : tensor<4x8xf32>
+}

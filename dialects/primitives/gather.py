@@ -580,6 +580,7 @@ DYNAMIC_UPDATE_SLICE = primitive(
     else _index_dtypes(*offsets),
     params=(Attr("strides", "i64s", "positive step per dimension"),),
     vjp=_dynamic_update_slice_vjp,
+    keeps_nonfinite=(1,),  # writes all of v (the box is in range); x's elements under it are dropped
 )
 
 
