@@ -20,9 +20,9 @@ element (its result there became NaN or inf), some guard of kind "fp-error"
 fails. Checking every op's result would cost a pass over every intermediate
 (the demo ran 30x slower), so the check waits: a NaN or inf survives ops that
 keep non-finite values (`Primitive.keeps_nonfinite`: +, *, sqrt, sum, matmul,
-reshape, ..., or some of their operands: the cotangent of `slice_grad`, the
-value `update_slice` writes), and an elementwise float op that does not (tanh, exp of -inf,
-division by inf, where, maximum, ...) passes it on when its other float
+reshape, ...; of some ops, some operands: the cotangent `slice_grad` places,
+the value `update_slice` writes), and an elementwise float op that does not
+(tanh, exp of -inf, division by inf, where, maximum, ...) passes it on when its other float
 operands are finite constants: its result r becomes `r - (v - v)` for each
 tainted operand v of its dtype, r bit for bit where v is finite and NaN where
 v is not (`_forward`). The value an event could have tainted is checked for
