@@ -5,7 +5,8 @@
 
 /// Elementwise add broadcasts the lower-rank operand by dropping its leading dim
 /// from the indexing map; the body is the float add, NaN where it is 0 but
-/// x != -y (IREE's CPU code flushed NumPy's subnormal sum: subnormal.py).
+/// x != -y and |x| < 2**-102 (IREE's CPU code flushed NumPy's subnormal sum:
+/// subnormal.py).
 
 // CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -21,7 +22,10 @@
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.cmpf oeq, %[[S]], %{{.*}} : f32
 // CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[Y]] : f32
 // CHECK-NEXT:      %[[NOT_OPPOSITE:.*]] = arith.cmpf une, %[[X]], %[[NEG]] : f32
-// CHECK-NEXT:      %[[FLUSHED:.*]] = arith.andi %[[ZERO]], %[[NOT_OPPOSITE]] : i1
+// CHECK-NEXT:      %[[CANCELLED:.*]] = arith.andi %[[ZERO]], %[[NOT_OPPOSITE]] : i1
+// CHECK-NEXT:      %[[MAGNITUDE:.*]] = math.absf %[[X]] : f32
+// CHECK-NEXT:      %[[SMALL:.*]] = arith.cmpf olt, %[[MAGNITUDE]], %{{.*}} : f32
+// CHECK-NEXT:      %[[FLUSHED:.*]] = arith.andi %[[CANCELLED]], %[[SMALL]] : i1
 // CHECK-NEXT:      %[[MARKED:.*]] = arith.select %[[FLUSHED]], %{{.*}}, %[[S]] : f32
 // CHECK-NEXT:      linalg.yield %[[MARKED]] : f32
 // CHECK:         return %[[R]] : tensor<4x8xf32>

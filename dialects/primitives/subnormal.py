@@ -14,8 +14,13 @@ deopting:
 - x * y, x / y: the result is 0 but x * 2**64 * y (x * 2**64 / y) exceeds
   2**64 times half the smallest subnormal (scaling by a power of two is
   exact, and the scaled product cannot underflow there);
-- x + y, x - y: the result is 0 but x != -y (x != y): the exact sum of two
-  normal floats, when subnormal, is representable, so NumPy's is not 0;
+- x + y, x - y: the result is 0 but x != -y (x != y) and |x| < 2**(emin +
+  nmant + 1) (2**-102 for float32): the exact sum of two normal floats, when
+  subnormal, is representable, so NumPy's is not 0; and it is a multiple of
+  the smaller ulp of x and y, which from that magnitude on is at least the
+  smallest normal, so a larger x never flushes. (The bound matters where IREE
+  reassociates: it computed `a @ b + c` as the matmul accumulated onto c while
+  the check read a @ b, a 0 with a @ b != -c, LeNet's `conv + bias`.)
 - exp(x): x between log of half the smallest subnormal and log of twice
   the smallest normal (where NumPy's result is subnormal);
 - float64 -> float32 casts and the rounding of float32 sums (accumulated in
@@ -91,12 +96,20 @@ def quotient(result: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
     return _nan_where(arith.andi(_zero(result), _scaled_exceeds_underflow(scaled)), result)
 
 
+def _may_flush_a_sum(a: ir.Value) -> ir.Value:
+    """|a| < 2**(emin + nmant + 1): below it a sum a + b can be a nonzero subnormal (see the docstring)."""
+    info = _float_info(a.type)
+    return _cmp("OLT", math.absf(a), _c(a, float(info.smallest_normal) * 2.0 ** (info.nmant + 1)))
+
+
 def sum_of(result: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
-    return _nan_where(arith.andi(_zero(result), _cmp("UNE", a, arith.negf(b))), result)
+    flushed = arith.andi(_zero(result), _cmp("UNE", a, arith.negf(b)))
+    return _nan_where(arith.andi(flushed, _may_flush_a_sum(a)), result)
 
 
 def difference(result: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
-    return _nan_where(arith.andi(_zero(result), _cmp("UNE", a, b)), result)
+    flushed = arith.andi(_zero(result), _cmp("UNE", a, b))
+    return _nan_where(arith.andi(flushed, _may_flush_a_sum(a)), result)
 
 
 def exp(result: ir.Value, x: ir.Value) -> ir.Value:
