@@ -361,3 +361,47 @@ func.func @exact_multiply(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32>
   %0 = "pyfront.multiply"(%a, %b) {pyfront.exact_subnormals} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+/// A convolution is a matmul of the weight (O, C*KH*KW) and the padded input's
+/// windows gathered into a (C*KH*KW, N*OH*OW) matrix, transposed back to NCHW
+/// (IREE 3.13 ran small linalg.conv_2d_nchw_fchw at 1-2 GFLOP/s: nn.py).
+
+// CHECK-DAG: #[[$WINDOWS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>
+// CHECK-DAG: #[[$SWAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @conv2d_is_a_matmul
+// CHECK:         %[[PADDED:.*]] = tensor.insert_slice %{{.*}}[0, 0, 1, 1] [2, 3, 8, 8]
+// CHECK:         linalg.generic {indexing_maps = [#[[$WINDOWS]], {{.*}}ins(%[[PADDED]] {{.*}} outs(%{{.*}} : tensor<3x3x3x2x8x8xf32>)
+// CHECK:         %[[OUT:.*]] = linalg.matmul ins({{.*}} : tensor<4x27xf32>, tensor<27x128xf32>)
+// CHECK:         %[[BY_CHANNEL:.*]] = tensor.expand_shape {{.*}} output_shape [4, 2, 8, 8]
+// CHECK:         linalg.generic {indexing_maps = [#[[$SWAP]], {{.*}}ins(%[[BY_CHANNEL]] {{.*}} outs(%{{.*}} : tensor<2x4x8x8xf32>)
+// CHECK-NOT:     linalg.conv_2d
+func.func @conv2d_is_a_matmul(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %0 = "pyfront.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1>}
+      : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+/// Max pooling windows that tile the image (stride == kernel, no padding): the
+/// gradient is computed over the tiles (N, C, OH, KH, OW, KW), no index is
+/// computed or gathered; the row past the last window gets zeros.
+
+// CHECK-DAG: #[[$TILE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d3, d5)>
+// CHECK-DAG: #[[$WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4)>
+// CHECK-LABEL: func.func @tiled_max_pool_grad
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 3, 4, 4]
+// CHECK:         %[[FIRST:.*]]:2 = linalg.generic {indexing_maps = [#[[$TILE]],
+// CHECK-SAME:      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:         linalg.generic {indexing_maps = [#[[$WINDOW]], #[[$WINDOW]],
+// CHECK-SAME:      ins(%[[FIRST]]#1, %{{.*}} : tensor<2x3x2x2xi64>, tensor<2x3x2x2xf32>)
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 3, 4, 4]
+// CHECK-NOT:     tensor.extract %
+func.func @tiled_max_pool_grad(%x: tensor<2x3x5x4xf32>, %ct: tensor<2x3x2x2xf32>) -> tensor<2x3x5x4xf32> {
+  %0 = "pyfront.max_pool2d_grad"(%x, %ct)
+      {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0>}
+      : (tensor<2x3x5x4xf32>, tensor<2x3x2x2xf32>) -> tensor<2x3x5x4xf32>
+  return %0 : tensor<2x3x5x4xf32>
+}

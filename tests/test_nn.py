@@ -155,8 +155,10 @@ VJP_CASES = [  # (primitive, operand shapes, params)
     ("conv2d_input_grad", [(2, 3, 3, 5), (3, 2, 3, 2)], dict(input_hw=(5, 4), strides=(2, 1), padding=(1, 1))),
     ("conv2d_filter_grad", [(2, 2, 5, 4), (2, 3, 3, 5)], dict(kernel=(3, 2), strides=(2, 1), padding=(1, 1))),
     ("max_pool2d", [(2, 2, 5, 4)], dict(kernel=(2, 2), strides=(1, 2), padding=(1, 0))),
+    ("max_pool2d", [(2, 2, 5, 4)], dict(kernel=(2, 2), strides=(2, 2), padding=(0, 0))),  # tiles
     ("avg_pool2d", [(2, 2, 5, 4)], dict(kernel=(3, 2), strides=(2, 2), padding=(1, 1))),
     ("avg_pool2d_grad", [(2, 2, 3, 3)], dict(input_hw=(5, 4), kernel=(3, 2), strides=(2, 2), padding=(1, 1))),
+    ("avg_pool2d_grad", [(2, 2, 2, 2)], dict(input_hw=(5, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0))),
     ("embedding", [(4, 3), (2, 3)], {}),
     ("embedding_grad", [(2, 3, 5), (2, 3)], dict(num_rows=4)),
 ]

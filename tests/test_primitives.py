@@ -169,7 +169,7 @@ SPECIAL_OK = {
     *("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder"),
     *("maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater"),
     *("greater_equal", "negative", "absolute", "square", "sign", "floor", "ceil", "rint", "sqrt"),
-    *("max", "min", "argmax", "argmin", "where", "zero_signs_agree"),
+    *("max", "min", "argmax", "argmin", "where", "zero_signs_agree", "max_pool2d_grad", "avg_pool2d_grad"),
     *("exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "arctan2"),
 }  # not power: IREE's powf differs at NaN, inf and zero or negative bases (the front end's fp guards deopt)
 ALL_PAIRS = [(len(SPECIALS), 1), (1, len(SPECIALS))]  # every pair of special values
@@ -249,9 +249,17 @@ SPECS: dict[str, list[Spec]] = {
     "max_pool2d_grad": [
         _spec([(2, 3, 7, 6), (2, 3, 4, 4)], kernel=(2, 2), strides=(2, 2), padding=(1, 1)),
         _spec([(1, 2, 5, 5), (1, 2, 3, 3)], "one", kernel=(3, 3), strides=(1, 1), padding=(0, 0)),
+        # Windows that tile the image (a row past the last window), and NaN/inf/-0 in both operands.
+        _spec([(2, 3, 7, 6), (2, 3, 3, 3)], kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
+        _spec([(1, 2, 6, 4), (1, 2, 3, 2)], "special", kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
+        _spec([(1, 2, 5, 5), (1, 2, 3, 3)], "special", kernel=(3, 3), strides=(1, 1), padding=(0, 0)),
     ],
     "avg_pool2d": [_spec([(2, 3, 7, 6)], kernel=(3, 2), strides=(2, 2), padding=(1, 1))],
-    "avg_pool2d_grad": [_spec([(2, 3, 4, 4)], input_hw=(7, 6), kernel=(3, 2), strides=(2, 2), padding=(1, 1))],
+    "avg_pool2d_grad": [
+        _spec([(2, 3, 4, 4)], input_hw=(7, 6), kernel=(3, 2), strides=(2, 2), padding=(1, 1)),
+        _spec([(2, 3, 3, 2)], input_hw=(7, 6), kernel=(2, 3), strides=(2, 3), padding=(0, 0)),  # tiles
+        _spec([(1, 2, 3, 2)], "special", input_hw=(6, 4), kernel=(2, 2), strides=(2, 2), padding=(0, 0)),
+    ],
     "embedding": [_spec([(3, 4), (2, 5)]), _spec([(3, 4), ()], "one")],
     "embedding_grad": [_spec([(2, 5, 4), (2, 5)], num_rows=3)],
     # Gradient primitives of shape.py (the second operands give the result's shape).

@@ -22,10 +22,13 @@ Semantics fixed here, shared by the NumPy impls and the lowerings:
   An index out of range raises IndexError in the impl; the lowering clamps it
   (memory safety only: the front end guards the range, see numpy_api.py).
 
-Lowerings: `linalg.conv_2d_nchw_fchw`, `linalg.pooling_nchw_max`/`_sum` on
-inputs padded by inserting them into a filled tensor (`_spread`, which also
-dilates a cotangent by the stride); the filter gradient, the max-pool argmax
-and its scatter, and the embedding gather/scatter are `linalg.generic`s.
+Lowerings: a convolution and its filter gradient are `linalg.matmul`s of the
+input's windows gathered into a matrix (im2col, `_correlate`); the input
+gradient is a `linalg.conv_2d_nchw_fchw`, pooling `linalg.pooling_nchw_max`/
+`_sum`, all on inputs padded by inserting them into a filled tensor
+(`_spread`, which also dilates a cotangent by the stride); the max-pool argmax
+and its scatter, and the embedding gather/scatter are `linalg.generic`s. Pooling
+gradients of windows that tile the image (`_tiles`) are maps over the tiles.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pyfront.dialects.mlir import arith, ir, linalg, tensor
 from pyfront.dialects.opdef import Attr
 from pyfront.dialects.primitives import bind, emit
 from pyfront.dialects.primitives.base import fp_events, primitive, same_dtype, unify_dims
-from pyfront.dialects.types import element_type, shape_of, tensor_dtype
+from pyfront.dialects.types import element_type, shape_of, tensor_dtype, tensor_type
 
 STRIDES = Attr("strides", "i64s", "(sh, sw) window step")
 PADDING = Attr("padding", "i64s", "(ph, pw) on both sides of each spatial dim")
@@ -268,11 +271,55 @@ def _named_window_op(op, x: ir.Value, window: ir.Value, out_sizes, init, strides
     return emit.as_value(op(x, window, outs=[out], strides=list(strides), dilations=[1, 1]))
 
 
+# Convolutions are matmuls of the weight and the input's windows gathered into a matrix (im2col):
+# IREE 3.13 compiled the small NCHW convolutions of a LeNet (linalg.conv_2d_nchw_fchw, and the
+# filter gradient as one contraction reading the windows) to loop nests running at 1-2 GFLOP/s,
+# its matmuls at 10-20x that. Named matmuls keep the gather a dispatch of its own: IREE fuses no
+# producer into one (into a contraction written as linalg.generic it fused the gather back).
+
+
+def _windows_matrix(x: ir.Value, kernel, strides, windows_first: bool) -> ir.Value:
+    """The (KH, KW) windows of x (N, C, H, W), already padded, with `strides` between them: a matrix
+    (C*KH*KW, N*OH*OW) with a window per column if `windows_first`, else its transpose."""
+    dtype = tensor_dtype(x.type)
+    n, c, h, w = emit.dims(x)
+    (kh, kw), (sh, sw) = kernel, strides
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    window, image = [c, kh, kw], [n, oh, ow]
+    # Loop dims: (c, i, j, n, oh, ow), or (n, oh, ow, c, i, j).
+    ci, ii, ji, ni, ohi, owi = (0, 1, 2, 3, 4, 5) if windows_first else (3, 4, 5, 0, 1, 2)
+    x_map = _amap(6, [_d(ni), _d(ci), _window_expr(ohi, ii, sh), _window_expr(owi, ji, sw)])
+    sizes = window + image if windows_first else image + window
+    (gathered,) = emit.generic([x], [x_map], [emit.empty(sizes, dtype)], [_amap(6, [_d(i) for i in range(6)])],
+                               [emit.PARALLEL] * 6, lambda a: a[0])
+    rows, cols = (c * kh * kw, emit.product(image)) if windows_first else (emit.product(image), c * kh * kw)
+    return emit.reshape(gathered, [rows, cols])
+
+
+def _correlate(x: ir.Value, w: ir.Value, strides) -> ir.Value:
+    """Cross-correlation (N, O, OH, OW) of x (N, C, H, W), already padded, with w (O, C, KH, KW): the
+    matmul of w as (O, C*KH*KW) and the windows as (C*KH*KW, N*OH*OW), transposed to NCHW."""
+    dtype = tensor_dtype(x.type)
+    o, c, kh, kw = shape_of(w.type)
+    windows = _windows_matrix(x, (kh, kw), strides, windows_first=True)
+    cols = emit.dim(windows, 1)
+    out = linalg.matmul(emit.reshape(w, [o, c * kh * kw]), windows, outs=[emit.fill(0.0, [o, cols], dtype)])
+    n, _, h, wd = emit.dims(x)
+    oh, ow = (h - kh) // strides[0] + 1, (wd - kw) // strides[1] + 1
+    return _swap_leading(emit.reshape(emit.as_value(out), [o, n, oh, ow]))
+
+
+def _swap_leading(x: ir.Value) -> ir.Value:
+    """x (A, B, H, W) as (B, A, H, W)."""
+    a, b, h, w = emit.dims(x)
+    swapped = emit.empty([b, a, h, w], tensor_dtype(x.type))
+    (out,) = emit.generic([x], [_amap(4, [_d(1), _d(0), _d(2), _d(3)])], [swapped],
+                          [_amap(4, [_d(i) for i in range(4)])], [emit.PARALLEL] * 4, lambda v: v[0])
+    return out
+
+
 def _lower_conv2d(view, x, w):
-    p = view.padding
-    out = _conv_shape(shape_of(x.type), shape_of(w.type), strides=view.strides, padding=p)
-    return _named_window_op(linalg.conv_2d_nchw_fchw, _spread(x, p, p, 0.0), w,
-                            [emit.dim(x, 0), *out[1:]], 0.0, view.strides)
+    return _correlate(_spread(x, view.padding, view.padding, 0.0), w, view.strides)
 
 
 def _transposed_padding(input_hw, out_hw, kernel, strides, padding):
@@ -294,24 +341,23 @@ def _lower_conv2d_input_grad(view, ct, w):
 
     (flipped,) = emit.generic([], [], [emit.empty([c, o, kh, kw], tensor_dtype(w.type))],
                               [_amap(4, [_d(i) for i in range(4)])], [emit.PARALLEL] * 4, flip)
+    # A named convolution: the im2col of the dilated cotangent (C*KH*KW rows of the larger image)
+    # measured ~1.5x slower in LeNet's backward.
     return _named_window_op(linalg.conv_2d_nchw_fchw, spread, flipped,
                             [emit.dim(ct, 0), c, *view.input_hw], 0.0, (1, 1))
 
 
 def _lower_conv2d_filter_grad(view, x, ct):
-    """dw[o, c, i, j] = sum over (n, oh, ow) of xpad[n, c, oh*sh + i, ow*sw + j] * ct[n, o, oh, ow]."""
-    p, (sh, sw) = view.padding, view.strides
+    """dw[o, c, i, j] = sum over (n, oh, ow) of xpad[n, c, oh*sh + i, ow*sw + j] * ct[n, o, oh, ow]: the
+    matmul of ct as (O, N*OH*OW) and the windows as (N*OH*OW, C*KH*KW)."""
+    p = view.padding
     dtype = tensor_dtype(x.type)
-    o, c = shape_of(ct.type)[1], shape_of(x.type)[1]
-    # Loop dims: o, c, i, j (parallel); n, oh, ow (reduction).
-    x_map = _amap(7, [_d(4), _d(1), _window_expr(5, 2, sh), _window_expr(6, 3, sw)])
-    ct_map = _amap(7, [_d(4), _d(0), _d(5), _d(6)])
-    out_map = _amap(7, [_d(0), _d(1), _d(2), _d(3)])
-    init = emit.fill(0.0, [o, c, *view.kernel], dtype)
-    (out,) = emit.generic([_spread(x, p, p, 0.0), ct], [x_map, ct_map], [init], [out_map],
-                          [emit.PARALLEL] * 4 + [emit.REDUCTION] * 3,
-                          lambda a: arith.addf(a[2], arith.mulf(a[0], a[1])))
-    return out
+    n, o, oh, ow = emit.dims(ct)
+    c, (kh, kw) = shape_of(x.type)[1], view.kernel
+    windows = _windows_matrix(_spread(x, p, p, 0.0), view.kernel, view.strides, windows_first=False)
+    out = linalg.matmul(emit.reshape(_swap_leading(ct), [o, emit.product([n, oh, ow])]), windows,
+                        outs=[emit.fill(0.0, [o, c * kh * kw], dtype)])
+    return emit.reshape(emit.as_value(out), [o, c, kh, kw])
 
 
 def _lower_max_pool2d(view, x):
@@ -321,20 +367,13 @@ def _lower_max_pool2d(view, x):
                             [emit.dim(x, 0), *out[1:]], -np.inf, view.strides)
 
 
-def _lower_first_max(view, x: ir.Value) -> ir.Value:
-    """(N, C, OH, OW) int64 offsets of each window's first maximum (NaN wins), as in `_first_max`."""
-    dtype = tensor_dtype(x.type)
-    (sh, sw), (kh, kw) = view.strides, view.kernel
-    out_sizes = [emit.dim(x, 0), *_pool_shape(shape_of(x.type), kernel=view.kernel, strides=view.strides,
-                                              padding=view.padding)[1:]]
-    # Loop dims: n, c, oh, ow (parallel); i, j (reduction over the window).
-    x_map = _amap(6, [_d(0), _d(1), _window_expr(2, 4, sh), _window_expr(3, 5, sw)])
-    window_map = _amap(6, [_d(4), _d(5)])
-    out_map = _amap(6, [_d(0), _d(1), _d(2), _d(3)])
+def _first_max_of(inputs, maps, out_sizes, kw: int, dtype) -> ir.Value:
+    """int64 offsets i * kw + j of the first maximum of `inputs[0]` over loop dims 4, 5 (i, j: a window)
+    into `out_sizes` (loop dims 0-3); a NaN wins over numbers, the first NaN over later ones (np.argmax)."""
     i64 = element_type(I64)
 
     def body(a):
-        value, _, best, best_at = a
+        value, best, best_at = a[0], *a[-2:]
         at = arith.index_cast(i64, arith.addi(arith.muli(_loop_index(4), emit.index(kw)), _loop_index(5)))
         better = arith.cmpf(arith.CmpFPredicate.OGT, value, best)
         value_nan = arith.cmpf(arith.CmpFPredicate.UNO, value, value)
@@ -343,16 +382,29 @@ def _lower_first_max(view, x: ir.Value) -> ir.Value:
         take = arith.ori(arith.ori(better, arith.andi(value_nan, best_is_number)), first)
         return [arith.select(take, value, best), arith.select(take, at, best_at)]
 
-    padded = _spread(x, view.padding, view.padding, -np.inf)
     inits = [emit.fill(-np.inf, out_sizes, dtype), emit.fill(-1, out_sizes, I64)]
-    _, first = emit.generic([padded, emit.empty([kh, kw], dtype)], [x_map, window_map], inits, [out_map] * 2,
+    _, first = emit.generic(inputs, maps, inits, [_amap(6, [_d(i) for i in range(4)])] * 2,
                             [emit.PARALLEL] * 4 + [emit.REDUCTION] * 2, body)
     return first
+
+
+def _lower_first_max(view, x: ir.Value) -> ir.Value:
+    """(N, C, OH, OW) int64 offsets of each window's first maximum (NaN wins), as in `_first_max`."""
+    (sh, sw), (kh, kw) = view.strides, view.kernel
+    out_sizes = [emit.dim(x, 0), *_pool_shape(shape_of(x.type), kernel=view.kernel, strides=view.strides,
+                                              padding=view.padding)[1:]]
+    # Loop dims: n, c, oh, ow (parallel); i, j (reduction over the window).
+    x_map = _amap(6, [_d(0), _d(1), _window_expr(2, 4, sh), _window_expr(3, 5, sw)])
+    padded = _spread(x, view.padding, view.padding, -np.inf)
+    return _first_max_of([padded, emit.empty([kh, kw], tensor_dtype(x.type))], [x_map, _amap(6, [_d(4), _d(5)])],
+                         out_sizes, kw, tensor_dtype(x.type))
 
 
 def _lower_max_pool2d_grad(view, x, ct):
     """dx[n, c, h, w] = sum over window offsets (i, j) whose window (oh, ow) covers (h, w) and has its
     first maximum at (i, j) of ct[n, c, oh, ow]; (oh, ow) is computed, so ct is read by tensor.extract."""
+    if _tiles(view):
+        return _lower_tiled_max_pool2d_grad(view, x, ct)
     first = _lower_first_max(view, x)
     dtype = tensor_dtype(x.type)
     (kh, kw), oh_ow = view.kernel, shape_of(ct.type)[2:]
@@ -384,6 +436,56 @@ def _lower_max_pool2d_grad(view, x, ct):
     return out
 
 
+def _tiles(view) -> bool:
+    """Whether the pooling windows tile the image (stride == kernel, no padding): each input position
+    lies in one window at most, so a gradient is a map over the image viewed as tiles (N, C, OH, KH,
+    OW, KW), every indexing map a projection (IREE vectorizes it; the general forms compute which
+    windows cover a position and gather)."""
+    return tuple(view.strides) == tuple(view.kernel) and not any(view.padding)
+
+
+def _from_tiles(values, kernel, hw, body) -> ir.Value:
+    """An image (N, C, H, W) made tile by tile: `body(elements, offset)` of each tile's elements of
+    `values` (each (N, C, OH, OW); the last one's dtype is the image's) and the position's offset
+    i * KW + j in its tile; 0 past the last tile."""
+    dtype = tensor_dtype(values[-1].type)
+    n, c, oh, ow = emit.dims(values[-1])
+    (kh, kw), (h, w) = kernel, hw
+
+    def scalar(a):
+        return body(a[: len(values)], arith.addi(arith.muli(_loop_index(3), emit.index(kw)), _loop_index(5)))
+
+    # Loop dims: n, c, oh, i, ow, j.
+    (tiles,) = emit.generic(values, [_amap(6, [_d(0), _d(1), _d(2), _d(4)])] * len(values),
+                            [emit.empty([n, c, oh, kh, ow, kw], dtype)], [_amap(6, [_d(i) for i in range(6)])],
+                            [emit.PARALLEL] * 6, scalar)
+    return _spread(emit.reshape(tiles, [n, c, oh * kh, ow * kw]), (0, 0), (h - oh * kh, w - ow * kw), 0.0)
+
+
+def _lower_tiled_max_pool2d_grad(view, x, ct):
+    """`_lower_max_pool2d_grad` for windows that tile the image (`_tiles`)."""
+    dtype = tensor_dtype(x.type)
+    (kh, kw), (oh, ow) = view.kernel, shape_of(ct.type)[2:]
+    n, c, h, w = emit.dims(x)
+    covered = [n, c, oh * kh, ow * kw]
+    if (h, w) != (oh * kh, ow * kw):  # rows and columns past the last window
+        dynamic, static = emit.mixed(covered)
+        x = tensor.extract_slice(tensor_type(emit.static_shape(covered), dtype), x, [], dynamic, [],
+                                 _i64s([0] * 4), _i64s(static), _i64s([1] * 4))
+    # Loop dims: n, c, oh, ow (parallel); i, j (reduction over the tile).
+    tile_map = _amap(6, [_d(0), _d(1), _d(2), _d(4), _d(3), _d(5)])
+    first = _first_max_of([emit.reshape(x, [n, c, oh, kh, ow, kw])], [tile_map], [n, c, oh, ow], kw, dtype)
+    i64 = element_type(I64)
+    zero = emit.scalar_constant(0.0, dtype)
+
+    def body(a, offset):  # 0 + ct, as the general form's sum (-0.0 becomes 0.0)
+        at, value = a
+        hit = arith.cmpi(arith.CmpIPredicate.eq, at, arith.index_cast(i64, offset))
+        return arith.addf(zero, arith.select(hit, value, zero))
+
+    return _from_tiles([first, ct], view.kernel, (h, w), body)
+
+
 def _lower_avg_pool2d(view, x):
     dtype = tensor_dtype(x.type)
     out = _pool_shape(shape_of(x.type), kernel=view.kernel, strides=view.strides, padding=view.padding)
@@ -403,6 +505,10 @@ def _lower_avg_pool2d_grad(view, ct):
     """Each window's share ct / (kh * kw), summed over the windows covering each input position:
     a stride-1 sum pool over the share dilated by the stride and padded by kernel - 1 - padding."""
     dtype = tensor_dtype(ct.type)
+    if _tiles(view):  # 0 + share, as the sum (-0.0 becomes 0.0)
+        zero = emit.scalar_constant(0.0, dtype)
+        share = _divide(ct, view.kernel[0] * view.kernel[1])
+        return _from_tiles([share], view.kernel, view.input_hw, lambda a, _: arith.addf(zero, a[0]))
     low, high = _transposed_padding(view.input_hw, shape_of(ct.type)[2:], view.kernel, view.strides, view.padding)
     share = _spread(_divide(ct, view.kernel[0] * view.kernel[1]), low, high, 0.0, view.strides)
     return _named_window_op(linalg.pooling_nchw_sum, share, emit.empty(list(view.kernel), dtype),
