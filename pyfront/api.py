@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pyfront import call_depth, callables, compile_thread, hotness, logs, segments, source
+from pyfront import call_depth, callables, compile_thread, hotness, logs, segments, source, speed_trial
 from pyfront.bounded import remember
 from pyfront.compile_thread import Pending
 from pyfront.config import Config
@@ -192,16 +192,24 @@ class CompiledFunction:
                 return self._profiled(call, args)
             if variant is None:
                 return self._interpret(reason, *call)
-        if variant.suspended_until > self._report.calls:  # a guard kept failing on recent data
-            return self._interpret(variant.suspension, *call)
+        trial = variant.speed_trial
+        if variant.suspended_until > self._report.calls:  # a guard kept failing on recent data, or slower
+            return self._interpret(variant.suspension, *call, timed=(key, variant) if trial else None)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
             return self._interpret(FP_ERRSTATE_REASON, *call)
         if not call_depth.has_room(variant.inlined_frames):
             return self._interpret(call_depth.NO_ROOM_REASON, *call)
         if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
             result = verified_call(self, key, variant, args, call)
-        else:
+        elif trial is None or not trial.times_compiled():
+            if trial is not None and trial.wants_interpreted():
+                return self._interpret(speed_trial.TRIAL_REASON, *call, timed=(key, variant))
             result = variant.run(args, entry)
+        else:
+            start = speed_trial.clock()
+            result = variant.run(args, entry)
+            if not isinstance(result, Deopt):
+                self._timed(key, variant, speed_trial.clock() - start, compiled=True)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the
@@ -221,7 +229,7 @@ class CompiledFunction:
             parts = segments.split(self.fn)
             # Every rank switches to a part's compiled code at the same call, as it would compiling
             # on its own thread (one still interpreting while the others run compiled may round differently).
-            config = dataclasses.replace(self.config, wait_for_compile="always")
+            config = dataclasses.replace(self.config, wait_for_compile="always", keep_faster=False)
             self._parts = (code, None if parts is None else
                            [(p, None if p.collective else CompiledFunction(p.fn, config)) for p in parts])
         return self._parts[1]
@@ -461,6 +469,8 @@ class CompiledFunction:
         self._report.compilations += 1
         if compiling.evict:  # only now: a failed compile evicts nothing
             self._evict_least_recently_used()
+        if self.config.keep_faster and not self.config.strict:
+            variant.speed_trial = speed_trial.SpeedTrial()
         group.add(variant)
         if logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s %s: compiled in %.2fs (%s%s)", self.__qualname__, _describe_key(key),
@@ -581,6 +591,27 @@ class CompiledFunction:
             if retired and logs.guards_log.isEnabledFor(logs.INFO):
                 logs.guards_log.info("%s %s: variant retired (%s)", self.__qualname__, _describe_key(key), retired)
 
+    def _timed(self, key: Any, variant, seconds: float, compiled: bool) -> None:
+        """Add a call's time to the variant's speed trial; once it is complete, suspend the variant where
+        the interpreter was faster, or stop timing it (speed_trial.py)."""
+        with self._lock:
+            trial = variant.speed_trial
+            if trial is None:  # (another thread's call ended the trial)
+                return
+            trial.add(seconds, compiled)
+            medians = trial.verdict()
+            if medians is None:
+                return
+            suspension = trial.suspension(medians)
+            if suspension is None:
+                variant.speed_trial = None
+                return
+            calls, variant.suspension = suspension
+            variant.suspended_until = self._report.calls + calls + 1  # (this call is counted)
+        if logs.guards_log.isEnabledFor(logs.INFO):
+            logs.guards_log.info("%s %s: variant suspended (%s)", self.__qualname__, _describe_key(key),
+                                 variant.suspension)
+
     def _suspend(self, key: Any, variant, site: str) -> None:
         """Send the variant's calls to the interpreter for a while (lock held): see SUSPEND_CALLS."""
         calls = min(SUSPEND_CALLS << variant.suspensions, MAX_SUSPEND_CALLS)
@@ -593,9 +624,10 @@ class CompiledFunction:
             logs.guards_log.info("%s %s: variant suspended (%s)", self.__qualname__, _describe_key(key),
                                  variant.suspension)
 
-    def _interpret(self, reason: str, args: tuple, kwargs: dict, chosen: bool = False) -> Any:
+    def _interpret(self, reason: str, args: tuple, kwargs: dict, chosen: bool = False,
+                   timed: tuple | None = None) -> Any:
         """Run the call in the interpreter for `reason`; `chosen`: the user's choice or CPython's
-        error, which strict mode lets through."""
+        error, which strict mode lets through; `timed`: (key, variant) whose speed trial times it."""
         if not chosen:
             self._refuse_if_strict(reason)
         with self._lock:
@@ -604,6 +636,11 @@ class CompiledFunction:
             self._report.interpreter_reasons[reason] += 1
         if first and logs.compile_log.isEnabledFor(logs.INFO):
             logs.compile_log.info("%s: runs in the interpreter: %s", self.__qualname__, reason)
+        if timed is not None:
+            start = speed_trial.clock()
+            result = call_depth.call_user(self.fn, args, kwargs)
+            self._timed(*timed, speed_trial.clock() - start, compiled=False)
+            return result
         if self._interpreted_seconds is None:
             return call_depth.call_user(self.fn, args, kwargs)
         start = time.perf_counter()

@@ -17,6 +17,8 @@
     PYFRONT_STRICT          "1": a call that would run in the interpreter (anything but
                             profiling, PYFRONT_DISABLE or CPython's own argument errors)
                             raises pyfront.StrictModeError listing every blocker instead
+    PYFRONT_KEEP_FASTER     "0" runs a variant's calls compiled even where the interpreter
+                            was measured faster (default on; see below)
 
 Budgets: a call whose graph exceeds `max_graph_nodes` (syntax-node
 evaluations once loops are unrolled and calls inlined, about one op each), or
@@ -54,6 +56,14 @@ seconds in the interpreter; "auto": twice as long as the preparation is expected
 take, from the last profiled call's size (pyfront/hotness.py), at
 once below 0.1 s. 0: at once. Later variants of a hot function are prepared
 when first needed.
+
+`keep_faster`: each variant's compiled calls are timed against a few calls of
+it in the interpreter, and where the interpreter is faster (a function doing
+little work per call, which pyfront's fixed cost per compiled call does not
+repay), its calls run there, re-timed after a while (pyfront/speed_trial.py).
+The answers are the same either way; `explain` shows both times. Off in strict
+mode. The tests turn it off (tests/conftest.py): which path runs depends on
+the machine's load.
 
 `passes` selects the pass pipeline: None is the default (passes.JIT_PIPELINE);
 otherwise a sequence of registered pass names, run in that order, that must
@@ -115,6 +125,7 @@ class Config:
     strict: bool = field(default_factory=lambda: os.environ.get("PYFRONT_STRICT", "") == "1")
     wait_for_compile: str | int = field(default_factory=lambda: os.environ.get("PYFRONT_WAIT_FOR_COMPILE", "never"))
     compile_after: str | float = field(default_factory=lambda: os.environ.get("PYFRONT_COMPILE_AFTER", "auto"))
+    keep_faster: bool = field(default_factory=lambda: os.environ.get("PYFRONT_KEEP_FASTER", "1") != "0")
 
     def __post_init__(self) -> None:
         if self.passes is not None:

@@ -139,6 +139,7 @@ class Variant:
     suspensions: int = 0
     suspended_until: int = 0  # the function's call count from which it is tried again
     suspension: str = ""  # why, for the calls it sends to the interpreter meanwhile
+    speed_trial: Any = None  # pyfront/speed_trial.py's timings, until compiled code is found the faster
     _inputs: list = field(default_factory=list, repr=False)
     _draw_inputs: list = field(default_factory=list, repr=False)  # (input position, draw number)
     _host_draws: HostDraws | None = field(default=None, repr=False)
