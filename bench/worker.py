@@ -166,7 +166,12 @@ def measure_size(system, program, label: str, opts) -> dict:
 
     compiles = system.name.startswith("pyfront")
     before = []  # pyfront's counts when the timed calls start
-    row["steady"] = steady_state(lambda: system.run(fn, args), opts.budget,
+    warm_up = 3
+    if compiles:  # its warm-up takes the variant's speed trial too (Config.keep_faster): what follows is steady
+        from pyfront import speed_trial
+
+        warm_up += speed_trial.TIMED_CALLS + speed_trial.BASELINE_CALLS
+    row["steady"] = steady_state(lambda: system.run(fn, args), opts.budget, warm_up=warm_up,
                                  warmed=(lambda: before.append(_pyfront_counts(fn))) if compiles else None).as_dict()
     if compiles:  # its steady state is its compiled code's only if every timed call ran compiled
         row["steady"]["fallbacks"] = _fallbacks(before[0], _pyfront_counts(fn))
