@@ -13,15 +13,22 @@ so IREE_TOOL_PATH and IREE_SAVE_TEMPS work as for compile_str) runs with:
   waits in slices (_WAKE_SECONDS), so that a SIGINT the kernel handed to
   another of its threads (a BLAS worker's) raises in it too; the module is
   passed as a temporary file, so that no input is lost between slices;
-* the caller's death (even SIGKILL): on Linux the child is started with
-  PR_SET_PDEATHSIG = SIGKILL (prctl, in the forked child before exec), so
-  the kernel kills it when the thread that started it ends. That thread
-  waits for the child, so this happens only if the process dies. Elsewhere
-  (no prctl) only the first two hold.
+* the caller's death (even SIGKILL): on Linux the child is started through
+  util-linux's `setpriv --pdeathsig KILL` (PR_SET_PDEATHSIG), so the kernel
+  kills it when the thread that started it ends. That thread waits for the
+  child, so this happens only if the process dies. Elsewhere (no `setpriv`)
+  only the first two hold.
 
 `niceness` lowers the child's priority (a compile in the background yields
 the CPU to the calls that run meanwhile, at BACKGROUND_NICENESS:
-pyfront/compile_thread.py).
+pyfront/compile_thread.py); the parent sets it once the child runs.
+
+No code runs in the child before exec (no `preexec_fn`, which makes Popen
+fork the whole process rather than vfork): where another thread is inside
+OpenBLAS when the process forks, OpenBLAS's fork handler takes down its
+worker threads under that call, which then never returns. A compile started
+in the background froze a training loop that ran NumPy's matmuls in the
+interpreter meanwhile (bench/corpus.py); vfork runs no fork handlers.
 
 `run_compiler(mlir_bytes, target_backends, flags, timeout, niceness)` returns the
 module's bytes, or raises `CompilerFailed` (its exit status and stderr) or
@@ -30,14 +37,11 @@ module's bytes, or raises `CompilerFailed` (its exit status and stderr) or
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
+import shutil
 import subprocess
 import tempfile
 import time
-
-_PR_SET_PDEATHSIG = 1
 
 # On a machine without an idle core, a compile in the background and the calls that run in
 # the interpreter meanwhile compete: the calls come first, but the compile must still make
@@ -61,28 +65,20 @@ class CompileTimeout(RuntimeError):
                          "(Config.compile_timeout / PYFRONT_COMPILE_TIMEOUT)")
 
 
-def _prctl():
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
+_SETPRIV = shutil.which("setpriv")
 
 
-# Resolved once, here: the forked child should do as little as possible before exec.
-_PRCTL = _prctl()
-
-
-def _child_setup(parent: int, niceness: int):
-    """What the child does between fork and exec: lower its priority, die with its parent."""
-    def setup() -> None:
-        if niceness:
-            os.nice(niceness)
-        if _PRCTL is not None:
-            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:  # the parent died before prctl took effect
-                os._exit(1)
-
-    return setup if niceness or _PRCTL is not None else None
+def _spawn(command: list[str], niceness: int) -> subprocess.Popen:
+    """Start `command` dying with its parent thread where `setpriv` exists, at `niceness` more than ours."""
+    prefix = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV else []
+    child = subprocess.Popen(prefix + command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    if niceness:
+        try:
+            os.setpriority(os.PRIO_PROCESS, child.pid, os.getpriority(os.PRIO_PROCESS, 0) + niceness)
+        except OSError:  # it already ended
+            pass
+    return child
 
 
 def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
@@ -95,8 +91,7 @@ def run_compiler(mlir: bytes, target_backends: list[str], flags: list[str],
             f.write(mlir)
         options = CompilerOptions(target_backends=target_backends, extra_args=flags)
         command = build_compile_command_line(source, tfs, options)
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, preexec_fn=_child_setup(os.getpid(), niceness))
+        child = _spawn(command, niceness)
         try:
             out, err = _communicate(child, timeout)
         except BaseException:

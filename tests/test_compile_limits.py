@@ -189,3 +189,31 @@ def test_no_compiler_outlives_its_caller(sleeping_compiler, how, tmp_path):
         for pid in _pids(sleeping_compiler):
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+_BLAS_WHILE_SPAWNING = textwrap.dedent(
+    """
+    import sys, threading
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from pyfront.runtime import compiler_process
+    done = threading.Event()
+
+    def start_compilers():  # as the compile thread starts iree-compile, a stand-in for it
+        for _ in range(300):
+            compiler_process._spawn(["true"], compiler_process.BACKGROUND_NICENESS).communicate()
+        done.set()
+
+    threading.Thread(target=start_compilers).start()
+    a, b = np.ones((128, 256)), np.ones((256, 128))
+    while not done.is_set():  # the calls that run in the interpreter meanwhile
+        a @ b
+    """
+)
+
+
+def test_starting_a_compiler_does_not_hang_a_matmul_on_another_thread():
+    """Started by fork (a preexec_fn), the compiler's start took OpenBLAS's worker threads down
+    under the caller's matmul, which never returned (3 runs of 3 hung here; compiler_process.py)."""
+    subprocess.run([sys.executable, "-c", _BLAS_WHILE_SPAWNING, ROOT], timeout=120, check=True)
+
