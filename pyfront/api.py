@@ -194,7 +194,9 @@ class CompiledFunction:
                 return self._interpret(reason, *call)
         trial = variant.speed_trial
         if variant.suspended_until > self._report.calls:  # a guard kept failing on recent data, or slower
-            return self._interpret(variant.suspension, *call, timed=(key, variant) if trial else None)
+            # The last calls of a suspension are the next speed trial's interpreted ones.
+            timed = trial is not None and variant.suspended_until - self._report.calls <= speed_trial.BASELINE_CALLS
+            return self._interpret(variant.suspension, *call, timed=(key, variant) if timed else None)
         if not fp_errstate_supported():  # an underflow would go unnoticed: NumPy's answer needs NumPy
             return self._interpret(FP_ERRSTATE_REASON, *call)
         if not call_depth.has_room(variant.inlined_frames):

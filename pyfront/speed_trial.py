@@ -12,9 +12,9 @@ pyfront measures it per variant:
 2. the next BASELINE_CALLS calls of the variant run in the interpreter, timed;
 3. where the interpreter's median call is faster than compiled code's by MARGIN, the
    variant is suspended (`explain` names both medians) for SUSPEND_CALLS calls,
-   doubling each time it loses again; the suspended calls are timed as the next
-   baseline, and after the suspension the compiled calls are timed again. Where
-   compiled code wins, nothing is timed any more.
+   doubling each time it loses again; its last BASELINE_CALLS suspended calls are
+   timed as the next baseline, and after the suspension the compiled calls are
+   timed again. Where compiled code wins, nothing is timed any more.
 
 Cost: two clock reads per timed call, and BASELINE_CALLS interpreted calls once for a
 variant that wins. Not measured: the compile itself (paid already), and calls of
