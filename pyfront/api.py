@@ -203,15 +203,15 @@ class CompiledFunction:
             return self._interpret(call_depth.NO_ROOM_REASON, *call)
         if is_due(variant.calls, self.config.verify):  # checked against the interpreter (verification.py)
             result = verified_call(self, key, variant, args, call)
-        elif trial is None or not trial.times_compiled():
-            if trial is not None and trial.wants_interpreted():
-                return self._interpret(speed_trial.TRIAL_REASON, *call, timed=(key, variant))
-            result = variant.run(args, entry)
-        else:
+        elif trial is not None and trial.wants_interpreted():
+            return self._interpret(speed_trial.TRIAL_REASON, *call, timed=(key, variant))
+        elif trial is not None and trial.times_compiled():
             start = speed_trial.clock()
             result = variant.run(args, entry)
             if not isinstance(result, Deopt):
                 self._timed(key, variant, speed_trial.clock() - start, compiled=True)
+        else:
+            result = variant.run(args, entry)
         if isinstance(result, Deopt):
             self._deopt(key, variant, result, args)
             # Nothing was committed: re-run from the start, profiled, so the
@@ -607,21 +607,21 @@ class CompiledFunction:
             suspension = trial.suspension(medians)
             if suspension is None:
                 variant.speed_trial = None
-                return
-            calls, variant.suspension = suspension
-            variant.suspended_until = self._report.calls + calls + 1  # (this call is counted)
-        if logs.guards_log.isEnabledFor(logs.INFO):
-            logs.guards_log.info("%s %s: variant suspended (%s)", self.__qualname__, _describe_key(key),
-                                 variant.suspension)
+            else:
+                self._suspend_for(key, variant, *suspension)
 
     def _suspend(self, key: Any, variant, site: str) -> None:
         """Send the variant's calls to the interpreter for a while (lock held): see SUSPEND_CALLS."""
         calls = min(SUSPEND_CALLS << variant.suspensions, MAX_SUSPEND_CALLS)
         variant.suspensions += 1
         variant.strikes = 0
+        self._suspend_for(key, variant, calls, f"compiled code suspended for {calls} calls: {site} failed "
+                                               f"{GIVE_UP_AFTER} times (tried again after)")
+
+    def _suspend_for(self, key: Any, variant, calls: int, reason: str) -> None:
+        """Send the variant's next `calls` calls to the interpreter for `reason` (lock held)."""
         variant.suspended_until = self._report.calls + calls + 1  # (this call is counted)
-        variant.suspension = (f"compiled code suspended for {calls} calls: {site} failed {GIVE_UP_AFTER} times "
-                              "(tried again after)")
+        variant.suspension = reason
         if logs.guards_log.isEnabledFor(logs.INFO):
             logs.guards_log.info("%s %s: variant suspended (%s)", self.__qualname__, _describe_key(key),
                                  variant.suspension)
