@@ -75,9 +75,10 @@ class SpeedTrial:
             return None
         calls = min(SUSPEND_CALLS << self.losses, MAX_SUSPEND_CALLS)
         self.losses += 1
-        return calls, (f"compiled code measured slower than the interpreter ({_us(compiled)} vs {_us(interpreted)} "
-                       f"per call): suspended for {calls} calls, then timed again (Config.keep_faster)")
+        return calls, (f"compiled code measured slower than the interpreter ({_time(compiled)} vs "
+                       f"{_time(interpreted)} per call): suspended for {calls} calls, then timed again "
+                       "(Config.keep_faster)")
 
 
-def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g} us"
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.3g} us"
