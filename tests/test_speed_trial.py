@@ -9,7 +9,7 @@ import pytest
 from pyfront.runtime.variant import Variant
 
 import pyfront
-from pyfront import call_depth, speed_trial
+from pyfront import api, call_depth, speed_trial
 from pyfront.config import Config
 from pyfront.speed_trial import BASELINE_CALLS, SUSPEND_CALLS, TIMED_CALLS, SpeedTrial
 
@@ -107,3 +107,34 @@ def test_no_trial_when_off_or_strict(clock, config):
     _calls(f, 2 + 1 + TIMED_CALLS + BASELINE_CALLS + 10)
     report = pyfront.explain(f)
     assert report.compiled_calls == report.calls - 2
+
+
+def test_calls_of_a_suspended_only_variant_skip_the_dispatch_key_but_not_the_timed_ones(clock, monkeypatch):
+    clock.compiled, clock.interpreted = 100e-6, 10e-6
+    keys = []
+    key = api.CompiledFunction._key
+    monkeypatch.setattr(api.CompiledFunction, "_key", lambda self, args: keys.append(1) or key(self, args))
+    f = pyfront.compile(_scaled, config=Config(keep_faster=True))
+    trial = 2 + 1 + TIMED_CALLS + BASELINE_CALLS  # profiled, verified, then the trial
+    _calls(f, trial)
+    before = len(keys)
+    _calls(f, SUSPEND_CALLS)
+    # The first suspended call takes the whole path and finds the variant suspended; the suspension's
+    # last BASELINE_CALLS calls are timed for the next trial, through the whole path too.
+    assert len(keys) - before == 1 + BASELINE_CALLS
+    assert pyfront.explain(f).interpreter_reasons[speed_trial.TRIAL_REASON] == BASELINE_CALLS
+    _calls(f, TIMED_CALLS + 1)  # the second trial compared them: a suspension twice as long
+    assert any(f"suspended for {2 * SUSPEND_CALLS} calls" in r for r in pyfront.explain(f).interpreter_reasons)
+
+
+def test_arguments_of_another_key_compile_within_the_bypass_of_a_suspension(clock, monkeypatch):
+    clock.compiled, clock.interpreted = 100e-6, 10e-6
+    monkeypatch.setattr(api, "BYPASS_CALLS", 4)
+    f = pyfront.compile(_scaled, config=Config(keep_faster=True))
+    _calls(f, 2 + 1 + TIMED_CALLS + BASELINE_CALLS + 1)  # the last call is suspended, and starts a bypass
+    clock.compiled = clock.interpreted  # (the new key's compiled code must not lose its own trial)
+    y = np.arange(12.0).reshape(3, 4)
+    for _ in range(api.BYPASS_CALLS + 1 + 2 + 1 + 1):  # the bypass, then profiled, verified and compiled calls
+        np.testing.assert_array_equal(f(y, 2.0), _scaled(y, 2.0))
+    report = pyfront.explain(f)
+    assert len(report.variants) == 2 and report.variants[1].calls >= 1
