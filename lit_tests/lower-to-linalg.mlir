@@ -262,6 +262,29 @@ func.func @float64_sum(%a: tensor<4x8xf64>) -> tensor<4xf64> {
 
 // -----
 
+/// A float32 row sum of 128 or more elements accumulates in 16 (or 8) lanes:
+/// the row viewed as (64, 16), reduced over the 64 into 16 partial float64
+/// sums per row, then those summed (IREE keeps a reduction one chain of
+/// dependent additions: a 256x1024 row sum took ~230 us so: reduction.py).
+
+// CHECK-DAG: #[[$ROWS_LANES:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$LANE:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @long_float32_rows_sum_in_lanes
+// CHECK:         %[[SPLIT:.*]] = tensor.expand_shape {{.*}} output_shape [4, 64, 16] : tensor<4096xf32> into tensor<4x64x16xf32>
+// CHECK:         %[[PARTIAL:.*]]:2 = linalg.generic {indexing_maps = [#[[$ROWS_LANES]], #[[$LANE]], #[[$LANE]]]
+// CHECK-SAME:      iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK-SAME:      ins(%[[SPLIT]] : tensor<4x64x16xf32>) outs({{.*}} : tensor<4x16xf64>, tensor<4x16xf64>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      ins(%[[PARTIAL]]#0, %[[PARTIAL]]#1 : tensor<4x16xf64>, tensor<4x16xf64>) outs({{.*}} : tensor<4xf64>, tensor<4xf64>)
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+func.func @long_float32_rows_sum_in_lanes(%a: tensor<4x1024xf32>) -> tensor<4xf32> {
+  %0 = "pyfront.sum"(%a) {axes = array<i64: 1>, keepdims = false} : (tensor<4x1024xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 /// float32 sin reduces its argument in float64 (k = floor(x * 2/pi + 0.5),
 /// three parts of pi/2), sums Taylor series in float64, and rounds once; past
 /// 2**22 (or for NaN/inf) it yields NaN, which guard-fp-events reports.

@@ -56,10 +56,12 @@ def test_float32_mean_of_long_rows_is_numpys():
     assert pyfront.explain(compiled).compiled_calls == 2
 
 
-def test_float32_sum_deopts_where_numpys_partial_sums_could_overflow():
-    ok = np.ones((2, 3), np.float32)
+@pytest.mark.parametrize("n", [3, 128], ids=["short rows", "rows summed in lanes"])
+def test_float32_sum_deopts_where_numpys_partial_sums_could_overflow(n):
+    ok = np.ones((2, n), np.float32)
     # NumPy adds 3e38 + 3e38 first: inf and an overflow warning, which -3e38 does not undo.
-    overflows = np.array([[3e38, 3e38, -3e38], [1, 2, 3]], np.float32)
+    overflows = np.zeros((2, n), np.float32)
+    overflows[0, :3], overflows[1, :3] = [3e38, 3e38, -3e38], [1, 2, 3]
     with np.errstate(all="warn", under="ignore"):
         compiled = check(row_sums, [(ok,), (ok,), (overflows,), (ok,)])
     report = pyfront.explain(compiled)

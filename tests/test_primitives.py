@@ -268,6 +268,11 @@ SPECS: dict[str, list[Spec]] = {
     "concatenate_grad": [_spec([(6, 4), (1, 4), (2, 4), (3, 4)], "one", axis=0, index=1)],
 }
 SPECS["argmin"] = SPECS["argmax"]
+# Float32 row sums of 128 or more elements are accumulated in lanes (16 or 8 apart: reduction.py).
+SPECS["sum"] = SPECS["mean"] = REDUCE + [
+    _spec([(3, 136)], axes=(1,), keepdims=False),
+    _spec([(2, 2, 256)], "one", axes=(2,), keepdims=True),
+]
 SPECS["zero_signs_agree"] = [
     _spec([(3, 4, 5)], kind="max", axes=(1,)),
     _spec([(6,)], "one", kind="min", axes=(0,)),
