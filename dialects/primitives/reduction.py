@@ -87,9 +87,9 @@ def _reduce(x: ir.Value, kind: str, axes, keepdims: bool) -> ir.Value:
     if kind == "sum" and dtype == FLOAT32:
         out = _float32_sum(x, axes, out_sizes)
     else:
-        init = emit.fill(_identity(kind, dtype), out_sizes, dtype)
         combine = _combine(kind, dtype)
-        (out,) = emit.reduction(x, axes, [init], lambda a: combine(a[0], a[1]))
+        fold = lambda a: combine(a[0], a[1])  # noqa: E731 - (element or lane, accumulator)
+        (out,) = _reduced(x, axes, out_sizes, [(_identity(kind, dtype), dtype)], fold, fold)
     return _keepdims(out, x, axes) if keepdims else out
 
 
@@ -109,7 +109,7 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
     sum of 10**6 values 1.4-1.45 ms -> 1.5-1.75 ms (NumPy 0.15 ms); softmax
     256x1000 0.44-0.46 -> 0.63-0.65 ms; gelu+layernorm 256x1024 0.52-0.58 ->
     0.71-0.80 ms. IREE keeps each reduction a sequential chain (hence 0.96%),
-    now in float64. Long rows of a matrix are summed in lanes (`_sum_in_lanes`:
+    now in float64. Long rows of a matrix are summed in lanes (`_reduced`:
     256x1024 GELU + layer norm 1.5-1.9 -> 1.1-1.3 ms on an Intel host); a whole
     array split the same way, (n/8, 8) reduced over its first axis, took 8.5 ms
     for 10**6 values, so full sums stay one chain. Checking each term for
@@ -131,12 +131,8 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
         wide = arith.extf(t64, value)
         return [arith.addf(total, wide), arith.addf(magnitude, math.absf(wide))]
 
-    lanes = _lanes(x, axes)
-    if lanes is None:
-        zeros = emit.fill(0, out_sizes, f64)
-        total, magnitude = emit.reduction(x, axes, [zeros, zeros], accumulate)
-    else:
-        total, magnitude = _sum_in_lanes(x, lanes, out_sizes, accumulate)
+    total, magnitude = _reduced(x, axes, out_sizes, [(0, f64), (0, f64)], accumulate,
+                                lambda a: [arith.addf(a[2], a[0]), arith.addf(a[3], a[1])])
     limit = float(np.finfo(np.float32).max) / 2
 
     def rounded(a):
@@ -153,16 +149,19 @@ def _float32_sum(x: ir.Value, axes, out_sizes) -> ir.Value:
     return emit.elementwise([total, magnitude], emit.static_shape(out_sizes), FLOAT32, body)
 
 
-# A float32 row sum of at least SPLIT_MIN elements is accumulated in partial sums `lanes` apart
-# (the first of LANES dividing the row), then those are summed: IREE keeps a reduction one
-# chain of dependent float64 additions (its order), and a 256x1024 row sum took ~230 us so;
-# reduced in lanes, each step adds a contiguous vector.
+# A reduction of long rows (the last axis only, at least SPLIT_MIN elements, static) is made
+# in lanes: the row viewed as (n / lanes, lanes) with `lanes` the first of LANES dividing n,
+# reduced over the n / lanes into `lanes` partial results, which are then reduced. IREE keeps
+# a reduction one chain of dependent operations in loop order (a 256x1024 float32 row sum
+# took ~230 us, a 256x1000 row max ~90 us); in lanes each step combines a contiguous vector.
+# The order changes only what is rounded: sums and products are approximate primitives,
+# max/min/or/and and integer arithmetic are exact in any order.
 LANES = (16, 8)
 SPLIT_MIN = 128
 
 
 def _lanes(x: ir.Value, axes) -> int | None:
-    """The lanes in which to accumulate `x`'s sum over `axes`, or None: not a long static row sum."""
+    """The lanes in which to reduce `x` over `axes`, or None: not a long static row."""
     shape = shape_of(x.type)
     n = shape[-1] if shape else None
     if len(shape) < 2 or tuple(axes) != (len(shape) - 1,) or n is None or n < SPLIT_MIN:
@@ -170,20 +169,29 @@ def _lanes(x: ir.Value, axes) -> int | None:
     return next((lanes for lanes in LANES if n % lanes == 0), None)
 
 
-def _sum_in_lanes(x: ir.Value, lanes: int, out_sizes, accumulate) -> list[ir.Value]:
-    """(sum, sum of magnitudes) in float64 of `x` over its last axis, accumulated `lanes` apart."""
-    f64 = np.dtype(np.float64)
+def _reduced(x: ir.Value, axes, out_sizes, identities, accumulate, merge) -> list[ir.Value]:
+    """`x` reduced over `axes` into one result per (identity, dtype) of `identities`, each element
+    folded in by `accumulate(element, *accumulators)`; in lanes where `_lanes` says so, the lanes'
+    results then folded by `merge(*lane results, *accumulators)`."""
+    lanes = _lanes(x, axes)
+    if lanes is None:
+        return emit.reduction(x, axes, _inits(identities, out_sizes), accumulate)
     *rows, n = emit.dims(x)
     split = emit.reshape(x, [*rows, n // lanes, lanes])
-    zeros = emit.fill(0, [*out_sizes, lanes], f64)
-    partial = emit.reduction(split, [len(rows)], [zeros, zeros], accumulate)
+    partial = emit.reduction(split, [len(rows)], _inits(identities, [*out_sizes, lanes]), accumulate)
     rank = len(rows) + 1
-    in_map = emit.projection_map(rank, range(rank))
-    out_map = emit.projection_map(rank, range(rank - 1))
-    inits = [emit.fill(0, out_sizes, f64), emit.fill(0, out_sizes, f64)]
-    return emit.generic(partial, [in_map, in_map], inits, [out_map, out_map],
-                        [emit.PARALLEL] * (rank - 1) + [emit.REDUCTION],
-                        lambda a: [arith.addf(a[2], a[0]), arith.addf(a[3], a[1])])
+    lane_map, row_map = emit.projection_map(rank, range(rank)), emit.projection_map(rank, range(rank - 1))
+    return emit.generic(partial, [lane_map] * len(partial), _inits(identities, out_sizes), [row_map] * len(partial),
+                        [emit.PARALLEL] * (rank - 1) + [emit.REDUCTION], merge)
+
+
+def _inits(identities, sizes) -> list[ir.Value]:
+    """A filled tensor of `sizes` per (identity, dtype); equal ones are one tensor."""
+    made = {}
+    for value, dtype in identities:
+        if (value, dtype) not in made:
+            made[value, dtype] = emit.fill(value, sizes, dtype)
+    return [made[value, dtype] for value, dtype in identities]
 
 
 def _keepdims(out: ir.Value, x: ir.Value, axes) -> ir.Value:
@@ -302,7 +310,7 @@ def _lower_zero_signs_agree(view, x: ir.Value) -> ir.Value:
         this = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, value, zero), zero_code, other)
         return arith.ori(this, seen)
 
-    (codes,) = emit.reduction(x, view.axes, [emit.fill(0, out_sizes, code_dtype)], code)
+    (codes,) = _reduced(x, view.axes, out_sizes, [(0, code_dtype)], code, lambda a: arith.ori(a[0], a[1]))
     rank = len(out_sizes)
 
     def agree(a):
