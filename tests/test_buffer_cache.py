@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pyfront.runtime import iree_backend
 
 import pyfront
-from pyfront.runtime import iree_backend
 
 pytestmark = pytest.mark.iree
 

@@ -88,7 +88,7 @@ def _reduce(x: ir.Value, kind: str, axes, keepdims: bool) -> ir.Value:
         out = _float32_sum(x, axes, out_sizes)
     else:
         combine = _combine(kind, dtype)
-        fold = lambda a: combine(a[0], a[1])  # noqa: E731 - (element or lane, accumulator)
+        fold = lambda a: combine(a[0], a[1])  # (element or lane, accumulator)
         (out,) = _reduced(x, axes, out_sizes, [(_identity(kind, dtype), dtype)], fold, fold)
     return _keepdims(out, x, axes) if keepdims else out
 
