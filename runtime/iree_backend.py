@@ -840,6 +840,9 @@ class LoadedModule:
             raise ValueError(f"not a loadable IREE module: {e}") from e
         first = ireert.VmContext(self._rt.instance, [self._rt.hal_module, vm_module])
         self._vm_module, self._contexts = vm_module, [first]
+        # New code, new buffer sizes: the buffers kept for reuse (_allocator_specs) are released,
+        # or sizes no call makes any more would hold the cache's slots.
+        self._rt.allocator.trim()
 
     def _new_context(self):
         with self._lock:
