@@ -270,6 +270,7 @@ func.func @float64_sum(%a: tensor<4x8xf64>) -> tensor<4xf64> {
 // CHECK-DAG: #[[$ROWS_LANES:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$LANE:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @long_float32_rows_sum_in_lanes
+// CHECK-NOT:     linalg.generic
 // CHECK:         %[[SPLIT:.*]] = tensor.expand_shape {{.*}} output_shape [4, 64, 16] : tensor<4096xf32> into tensor<4x64x16xf32>
 // CHECK:         %[[PARTIAL:.*]]:2 = linalg.generic {indexing_maps = [#[[$ROWS_LANES]], #[[$LANE]], #[[$LANE]]]
 // CHECK-SAME:      iterator_types = ["parallel", "reduction", "parallel"]
