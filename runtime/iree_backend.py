@@ -549,9 +549,9 @@ _CACHING_DRIVERS = ("local-sync", "local-task")
 
 def _allocator_specs(driver: str) -> list[str] | None:
     """The allocator wrappers of `driver`'s devices (IREE's `--device_allocator` specs), or None."""
-    value = os.environ.get("PYFRONT_BUFFER_CACHE")
+    value = os.environ.get("PYFRONT_BUFFER_CACHE", "")
     try:
-        capacity = BUFFER_CACHE_BYTES if value is None else int(value)
+        capacity = int(value) if value else BUFFER_CACHE_BYTES
     except ValueError:
         raise ValueError(f"PYFRONT_BUFFER_CACHE must be a number of bytes (0: off), got {value!r}") from None
     if driver not in _CACHING_DRIVERS or capacity <= 0:

@@ -43,6 +43,8 @@ def test_the_cache_size_is_a_setting(monkeypatch):
     monkeypatch.delenv("PYFRONT_BUFFER_CACHE", raising=False)
     assert iree_backend._allocator_specs("local-sync") == [f"caching:*=*;{1 << 30};64"]
     assert iree_backend._allocator_specs("vulkan") is None  # (its driver pools device memory itself)
+    monkeypatch.setenv("PYFRONT_BUFFER_CACHE", "")  # (set but empty: the default)
+    assert iree_backend._allocator_specs("local-sync") == [f"caching:*=*;{1 << 30};64"]
     monkeypatch.setenv("PYFRONT_BUFFER_CACHE", "1000000")
     assert iree_backend._allocator_specs("local-task") == ["caching:*=*;1000000;64"]
     monkeypatch.setenv("PYFRONT_BUFFER_CACHE", "0")
